@@ -1,0 +1,48 @@
+"""The wheel works outside the source tree: grammars/ and rules/ ship inside it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCRIPT = """
+import json, toolform_rules, pathlib
+from toolform_rules import sample_toolset, validate_arguments
+assert 'site-packages' in toolform_rules.__file__, toolform_rules.__file__
+report = validate_arguments({"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": -5,
+                            "term_months": "ten", "colour": "red"}}, sample_toolset())
+print(json.dumps(report.to_dict()))
+"""
+
+
+def test_wheel_installs_and_validates_outside_the_source_tree(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+                   check=True, capture_output=True, text=True)
+    (wheel,) = dist.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("toolform_rules/rules/") and n.endswith(".yaml") for n in names)
+    assert any(n.startswith("toolform_rules/grammars/") for n in names)
+    assert "toolform_rules/py.typed" in names
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # A clean venv: the runtime dependencies come from the package index, as for a user.
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)],
+                   check=True, capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([str(python), "-c", SCRIPT], check=True, capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert out.stdout.strip() == (
+        '{"ok": false, "unknown_tool": false, "missing_required": [], "unknown_args": ["colour"], '
+        '"type_errors": ["term_months: expected integer, got str"], "enum_errors": [], '
+        '"constraint_errors": ["value: -5 < minimum 0"], "n_errors": 3}')
+    cli = subprocess.run([str(venv / "bin" / "toolform-rules"), "demo"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert cli.returncode == 0, cli.stderr

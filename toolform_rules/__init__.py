@@ -1,0 +1,27 @@
+"""toolform_rules: decide, declaratively and auditably, whether a language model's tool call fits its tool.
+
+>>> from toolform_rules import sample_toolset, validate_arguments
+>>> validate_arguments({"name": "LegalDraftV3", "arguments": {"counterparty": "Acme", "value": 10,
+...                     "term_months": 12}}, sample_toolset()).ok
+True
+"""
+
+from .calls import ToolCall
+from .engine import normalize_call, validate_arguments, validate_call, validate_instance
+from .errors import (CallError, LimitExceeded, LoaderError, RuleFileError, ToolformRulesError,
+                     UnknownProfileError)
+from .ir import Property, Schema, Tool
+from .limits import Limits
+from .loaders import load_tools
+from .report import Finding, ValidationReport
+from .rules import builtin_rules
+from .samples import sample_tool, sample_toolset
+from .toolset import Toolset
+
+__all__ = [
+    "CallError", "Finding", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
+    "Tool", "ToolCall", "ToolformRulesError", "Toolset", "UnknownProfileError", "ValidationReport",
+    "builtin_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",
+    "validate_call", "validate_instance",
+]
+__version__ = "0.1.0"

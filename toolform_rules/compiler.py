@@ -1,0 +1,220 @@
+"""Compile a tool's rules once into a program of closures, and run it per call.
+
+For every schema node the compiler asks each rule of the profile, in profile order,
+for a check (the rule's registered operation returns one, or ``None`` when the node
+gives it nothing to do).  A node's checks are chained into one closure; an object's
+``properties`` operation compiles its children the same way.  No source is generated
+and nothing is evaluated: a program is plain Python closures, cached on the tool per
+profile and limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+from .ir import Schema, Tool
+from .limits import Limits
+from .report import Finding, ValidationReport, VALID, format_path
+from .rules import Rule
+
+Path = tuple
+#: A compiled check: records findings for ``value`` at ``path`` into ``out``; True when it failed.
+Check = Callable[[Any, Path, list], bool]
+#: A compiled normaliser: returns the normalised value (a new container when anything changed).
+Transform = Callable[[Any], Any]
+
+
+def accept(value: Any, path: Path, out: list) -> bool:
+    """The check of a node with nothing to check."""
+    return False
+
+
+class Reporter:
+    """Makes the findings of one rule: fills its message template, stamps its id and source."""
+
+    __slots__ = ("rule", "rule_id", "bucket", "source", "template")
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self.rule_id = rule.id
+        self.bucket = rule.bucket
+        self.source = str(rule.source)
+        self.template = rule.message or ""
+
+    def __call__(self, out: list, path: Path, template: str | None = None, **fields: Any) -> bool:
+        message = (template or self.template).format_map({"path": format_path(path), **fields})
+        out.append(Finding(self.rule_id, self.bucket or "constraint_errors", path, message, self.source))
+        return True
+
+
+@attrs.define
+class NodeContext:
+    """What an operation sees while it compiles one node."""
+
+    compiler: "Compiler"
+    root: bool
+
+    @property
+    def limits(self) -> Limits:
+        return self.compiler.limits
+
+    @property
+    def tool(self) -> Tool | None:
+        return self.compiler.tool
+
+    def compile(self, schema: Schema) -> Check:
+        """The check of a child schema."""
+        return self.compiler.compile_node(schema)
+
+    def normaliser(self, schema: Schema) -> Transform | None:
+        """The normaliser of a child schema (``None`` when it changes nothing)."""
+        return self.compiler.normaliser_of(schema)
+
+    def reporter(self, rule: Rule) -> Reporter:
+        return Reporter(rule)
+
+    def resolve(self, ref: str) -> Schema:
+        assert self.compiler.tool is not None
+        return self.compiler.tool.resolve(ref)
+
+
+class Compiler:
+    """Compiles the schema nodes of one tool under one profile."""
+
+    def __init__(self, rules: tuple[Rule, ...], tool: Tool | None, limits: Limits) -> None:
+        from .operations import NORMALISE_OPERATIONS, VALIDATE_OPERATIONS
+
+        self.tool = tool
+        self.limits = limits
+        self.validate_rules = [(r, VALIDATE_OPERATIONS[r.op]) for r in rules if r.phase == "validate"
+                               and r.op in VALIDATE_OPERATIONS]
+        self.normalise_rules = [(r, NORMALISE_OPERATIONS[r.op]) for r in rules if r.phase == "normalise"]
+        self._normalise_ops = frozenset(r.op for r, _ in self.normalise_rules)
+        self._checks: dict[int, Check] = {}
+        self._normalisers: dict[int, Transform | None] = {}
+        self._keep: list[Schema] = []  # ids in the caches stay valid while their nodes live
+
+    def has_normalise_op(self, op: str) -> bool:
+        """Whether the profile normalises with operation ``op`` (e.g. whether it folds case)."""
+        return op in self._normalise_ops
+
+    def compile_node(self, schema: Schema, *, root: bool = False) -> Check:
+        key = id(schema)
+        cached = self._checks.get(key)
+        if cached is not None:
+            return cached
+        cell: list[Check] = []
+
+        def late(value: Any, path: Path, out: list) -> bool:  # a recursive $ref reaches itself
+            return cell[0](value, path, out)
+
+        self._checks[key] = late
+        self._keep.append(schema)
+        ctx = NodeContext(self, root)
+        checks: list[tuple[Check, bool, bool]] = []
+        for rule, operation in self.validate_rules:
+            check = operation(rule, schema, ctx)
+            if check is not None:
+                checks.append((check, rule.halts, rule.unconditional))
+        node = _chain(checks)
+        cell.append(node)
+        self._checks[key] = node
+        return node
+
+    def normaliser_of(self, schema: Schema, *, root: bool = False) -> Transform | None:
+        key = id(schema)
+        if key in self._normalisers:
+            return self._normalisers[key]
+        cell: list[Transform | None] = []
+
+        def late(value: Any) -> Any:
+            transform = cell[0]
+            return value if transform is None else transform(value)
+
+        self._normalisers[key] = late
+        self._keep.append(schema)
+        ctx = NodeContext(self, root)
+        steps = [t for t in (op(rule, schema, ctx) for rule, op in self.normalise_rules) if t is not None]
+        transform = _pipe(steps)
+        cell.append(transform)
+        self._normalisers[key] = transform
+        return transform
+
+
+def _chain(checks: list[tuple[Check, bool, bool]]) -> Check:
+    if not checks:
+        return accept
+    if len(checks) == 1:
+        return checks[0][0]
+    if len(checks) == 2 and checks[0][1] and not checks[1][2]:
+        first, second = checks[0][0], checks[1][0]
+
+        def gate_then_one(value: Any, path: Path, out: list) -> bool:
+            if first(value, path, out):
+                return True
+            return second(value, path, out)
+
+        return gate_then_one
+    pairs = tuple(checks)
+
+    def node(value: Any, path: Path, out: list) -> bool:
+        failed = halted = False
+        for check, halts, unconditional in pairs:
+            if halted and not unconditional:
+                continue
+            if check(value, path, out):
+                failed = True
+                halted = halted or halts
+        return failed
+
+    return node
+
+
+def _pipe(steps: list[Transform]) -> Transform | None:
+    if not steps:
+        return None
+    if len(steps) == 1:
+        return steps[0]
+    chain = tuple(steps)
+
+    def pipe(value: Any) -> Any:
+        for step in chain:
+            value = step(value)
+        return value
+
+    return pipe
+
+
+@attrs.frozen
+class Program:
+    """A tool compiled under one profile: normalise the arguments, then check them."""
+
+    tool: Tool
+    normalise: Transform | None
+    check: Check
+    late_rules: frozenset[str]  # rules whose findings come after all others in their bucket
+    rule_order: dict[str, int]
+
+    def run(self, arguments: Any) -> ValidationReport:
+        """Validate one call's arguments; the input is never modified."""
+        if self.normalise is not None:
+            arguments = self.normalise(arguments)
+        out: list[Finding] = []
+        self.check(arguments, (), out)
+        if not out:
+            return VALID
+        if self.late_rules and any(f.rule in self.late_rules for f in out):
+            order = self.rule_order
+            out.sort(key=lambda f: order.get(f.rule, 0))
+        return ValidationReport(tuple(out))
+
+
+def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits) -> Program:
+    """Compile ``tool`` under ``rules`` (a profile's rule list) into a :class:`Program`."""
+    compiler = Compiler(rules, tool, limits)
+    check = compiler.compile_node(tool.parameters, root=True)
+    normalise = compiler.normaliser_of(tool.parameters, root=True) if compiler.normalise_rules else None
+    late = {r.id: int(r.options.get("order", 0)) for r in rules}
+    return Program(tool, normalise, check, frozenset(k for k, v in late.items() if v), late)

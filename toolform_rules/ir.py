@@ -1,0 +1,163 @@
+"""The tool IR: what every tool source (OpenAI, Anthropic, MCP, BFCL JSON, ...) becomes.
+
+A :class:`Tool` has a name, a description and a :class:`Schema` for its arguments.
+``Schema`` is JSON Schema with the dialects already resolved: BFCL's ``dict``/``float``/
+``tuple``/``any`` are ``object``/``number``/``array``/no type, ``nullable: true`` is a
+``null`` member of ``types``, and every ``$ref`` points into the tool's ``definitions``
+table.  The interpreter compiles rules against this IR and never sees source JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+import attrs
+
+from .names import canonical_name
+
+JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
+
+# ``absent`` marks a keyword that is not present (``None`` is a legal ``const``/``default``).
+_ABSENT_REPR = "<absent>"
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return _ABSENT_REPR
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+@attrs.frozen
+class Property:
+    """One named property of an object schema (kept in declaration order)."""
+
+    name: str
+    schema: "Schema"
+
+
+@attrs.frozen
+class Schema:
+    """One node of a parameter schema.
+
+    ``types`` is empty when any type is allowed.  ``boolean`` is set only for the
+    boolean schemas ``true`` (accept anything) and ``false`` (accept nothing).
+    ``pointer`` is the node's JSON pointer inside its tool (``#/properties/x``), used in
+    findings and to resolve ``$ref``.
+
+    >>> Schema(types=("integer",), minimum=1).allows("integer")
+    True
+    """
+
+    types: tuple[str, ...] = ()
+    boolean: bool | None = None
+    pointer: str = "#"
+    description: str | None = None
+    title: str | None = None
+    default: Any = ABSENT
+    # object
+    properties: tuple[Property, ...] = ()
+    required: tuple[str, ...] = ()
+    additional_properties: "bool | Schema | None" = None
+    pattern_properties: tuple[tuple[str, "Schema"], ...] = ()
+    property_names: "Schema | None" = None
+    min_properties: int | None = None
+    max_properties: int | None = None
+    dependent_required: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # array
+    items: "Schema | None" = None
+    prefix_items: tuple["Schema", ...] = ()
+    contains: "Schema | None" = None
+    min_contains: int | None = None
+    max_contains: int | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    unique_items: bool = False
+    # scalars
+    enum: tuple[Any, ...] | None = None
+    const: Any = ABSENT
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    exclusive_minimum: int | float | None = None
+    exclusive_maximum: int | float | None = None
+    multiple_of: int | float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    format: str | None = None
+    # combinators
+    any_of: tuple["Schema", ...] = ()
+    one_of: tuple["Schema", ...] = ()
+    all_of: tuple["Schema", ...] = ()
+    not_: "Schema | None" = None
+    if_: "Schema | None" = None
+    then_: "Schema | None" = None
+    else_: "Schema | None" = None
+    ref: str | None = None
+    # where the dialect said "tuple": an array written as a tuple
+    tuple_like: bool = False
+
+    def allows(self, type_name: str) -> bool:
+        """Whether ``type_name`` is one of this node's declared types (any, when none are)."""
+        return not self.types or type_name in self.types
+
+    def property(self, name: str) -> "Schema | None":
+        """The schema of property ``name`` (exact spelling), or ``None``."""
+        for prop in self.properties:
+            if prop.name == name:
+                return prop.schema
+        return None
+
+    def children(self) -> Iterator["Schema"]:
+        """Every schema directly below this one."""
+        for prop in self.properties:
+            yield prop.schema
+        for _, sub in self.pattern_properties:
+            yield sub
+        for sub in (self.additional_properties, self.property_names, self.items, self.contains,
+                    self.not_, self.if_, self.then_, self.else_):
+            if isinstance(sub, Schema):
+                yield sub
+        yield from self.prefix_items
+        yield from self.any_of
+        yield from self.one_of
+        yield from self.all_of
+
+
+@attrs.frozen
+class Tool:
+    """A tool: its name, description and argument schema, plus the ``$ref`` targets.
+
+    ``definitions`` maps a JSON pointer (``#/$defs/Address``) to the schema found there.
+    ``source`` says where the tool was loaded from (file and JSON path).
+
+    >>> from toolform_rules import sample_tool
+    >>> sample_tool().parameters.required
+    ('counterparty', 'value', 'term_months')
+    """
+
+    name: str
+    parameters: Schema
+    description: str = ""
+    definitions: Mapping[str, Schema] = attrs.field(factory=dict, eq=False)
+    source: str = attrs.field(default="<object>", eq=False)
+    # compiled programs, per (profile, limits): filled by the engine, never part of equality
+    programs: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
+    @property
+    def canonical_name(self) -> str:
+        """The key this tool is found under whatever naming convention a model uses."""
+        return canonical_name(self.name)
+
+    def resolve(self, ref: str) -> Schema:
+        """The schema a ``$ref`` of this tool points to."""
+        return self.definitions[ref]

@@ -1,0 +1,80 @@
+"""JSON value semantics in Python: type names, JSON equality, exact multiples."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+NoneType = type(None)
+
+#: The Python types that are exactly each JSON type, for the fast ``type(v) in ...`` test.
+EXACT_TYPES: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "array": frozenset({list, tuple}),
+    "object": frozenset({dict}),
+    "null": frozenset({NoneType}),
+}
+
+
+def is_json_type(value: Any, name: str, *, integral_float_is_integer: bool = False) -> bool:
+    """Whether ``value`` is of JSON type ``name``; ``bool`` is never a number.
+
+    >>> is_json_type(True, "integer"), is_json_type(2.0, "integer"), is_json_type(2.0, "integer", integral_float_is_integer=True)
+    (False, False, True)
+    """
+    if name == "string":
+        return isinstance(value, str)
+    if name == "integer":
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, int):
+            return True
+        return integral_float_is_integer and isinstance(value, float) and value.is_integer()
+    if name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "array":
+        return isinstance(value, (list, tuple))
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "null":
+        return value is None
+    return False
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema defines it: ``1 == 1.0``, but ``true != 1``; deep for arrays and objects.
+
+    >>> json_equal([1, {"a": 1.0}], [1.0, {"a": 1}]), json_equal(True, 1), json_equal([True], [1])
+    (True, False, False)
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return a == b
+
+
+def is_multiple_of(value: int | float, divisor: int | float) -> bool:
+    """Whether ``value`` is an integer multiple of ``divisor``, exactly (decimal floats as written).
+
+    >>> is_multiple_of(0.0075, 0.0001), is_multiple_of(1e308, 0.123456789), is_multiple_of(10, 3)
+    (True, False, False)
+    """
+    if isinstance(value, int) and isinstance(divisor, int):
+        return value % divisor == 0
+    try:
+        quotient = Fraction(repr(value)) / Fraction(repr(divisor))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return False
+    return quotient.denominator == 1

@@ -1,0 +1,480 @@
+"""Tool sources → the tool IR.
+
+``load_tools`` reads OpenAI (wrapped and bare, Chat Completions and Responses), Anthropic
+(``input_schema``), MCP (``inputSchema``, also a JSON-RPC ``tools/list`` result) and BFCL
+(``"type": "dict"``, ``float``, ``tuple``, ``any``; JSON Lines records with a ``function``
+list) from a path, a JSON string or Python objects.  Schemas are read faithfully: every
+JSON Schema keyword a tool schema can use is kept, dialect type names are mapped to JSON
+Schema types, and ``$ref`` targets are collected into the tool's ``definitions``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .errors import LoaderError
+from .ir import JSON_TYPES, Property, Schema, Tool
+from .limits import DEFAULT_LIMITS, Limits
+from .toolset import Toolset
+
+KINDS = ("auto", "openai", "anthropic", "mcp", "bfcl")
+
+# Type names of the dialects found in the wild, with their JSON Schema meaning.  BFCL's
+# Python docs say dict/float/tuple/any; its Java and JavaScript docs use the languages'
+# own type names.
+DIALECT_TYPES: dict[str, tuple[str, ...]] = {
+    "dict": ("object",), "float": ("number",), "tuple": ("array",), "any": (),
+    "String": ("string",), "char": ("string",), "str": ("string",),
+    "Boolean": ("boolean",), "bool": ("boolean",),
+    "long": ("integer",), "int": ("integer",), "Integer": ("integer",),
+    "double": ("number",), "Double": ("number",), "Float": ("number",),
+    "HashMap": ("object",), "Map": ("object",), "object ": ("object",),
+    "ArrayList": ("array",), "Array": ("array",), "List": ("array",), "list": ("array",),
+}
+
+_NUMBER_KEYWORDS = {
+    "minimum": "minimum", "maximum": "maximum", "exclusiveMinimum": "exclusive_minimum",
+    "exclusiveMaximum": "exclusive_maximum", "multipleOf": "multiple_of",
+}
+_COUNT_KEYWORDS = {
+    "minLength": "min_length", "maxLength": "max_length", "minItems": "min_items", "maxItems": "max_items",
+    "minProperties": "min_properties", "maxProperties": "max_properties",
+    "minContains": "min_contains", "maxContains": "max_contains",
+}
+_SUBSCHEMA_KEYWORDS = {
+    "not": "not_", "if": "if_", "then": "then_", "else": "else_", "propertyNames": "property_names",
+    "contains": "contains",
+}
+_LIST_KEYWORDS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of", "prefixItems": "prefix_items"}
+
+
+class _Reader:
+    """Reads one tool's schema; collects ``$ref`` targets and warnings as it goes."""
+
+    def __init__(self, root: Any, *, tool: str, source: str, where: str, limits: Limits) -> None:
+        self.root = root
+        self.tool = tool
+        self.source = source
+        self.where = where  # JSON path of the schema's root within the input, e.g. $[0].parameters
+        self.limits = limits
+        self.definitions: dict[str, Schema] = {}
+        self.pending: list[str] = []
+        self.warnings: list[str] = []
+
+    def fail(self, message: str, path: str) -> LoaderError:
+        return LoaderError(message, source=self.source, tool=self.tool, path=self.where + path)
+
+    def read(self, raw: Any, pointer: str, path: str, depth: int) -> Schema:
+        if depth > self.limits.max_depth:
+            raise self.fail(f"the schema is nested deeper than {self.limits.max_depth} levels", path)
+        if isinstance(raw, bool):
+            return Schema(boolean=raw, pointer=pointer)
+        if not isinstance(raw, Mapping):
+            raise self.fail(f"a schema must be a JSON object or a boolean, got {_json_type(raw)}", path)
+        fields: dict[str, Any] = {"pointer": pointer}
+        fields["types"], tuple_like = self._types(raw, path)
+        if tuple_like:
+            fields["tuple_like"] = True
+        if raw.get("nullable") is True and fields["types"] and "null" not in fields["types"]:
+            fields["types"] = fields["types"] + ("null",)
+        for key in ("description", "title", "pattern", "format"):
+            if key in raw and raw[key] is not None:
+                if not isinstance(raw[key], str):
+                    raise self.fail(f"{key} must be a string, got {_json_type(raw[key])}", f"{path}.{key}")
+                fields[key] = raw[key]
+        if "pattern" in fields:
+            fields["pattern"] = raw["pattern"]
+        if "default" in raw:
+            fields["default"] = raw["default"]
+        for key, attr in _NUMBER_KEYWORDS.items():
+            if key in raw and raw[key] is not None:
+                value = raw[key]
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise self.fail(f"{key} must be a finite number, got {_json_type(value)}", f"{path}.{key}")
+                if key == "multipleOf" and value <= 0:
+                    raise self.fail("multipleOf must be greater than 0", f"{path}.{key}")
+                fields[attr] = value
+        for key, attr in _COUNT_KEYWORDS.items():
+            if key in raw and raw[key] is not None:
+                value = raw[key]
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise self.fail(f"{key} must be a non-negative integer, got {value!r}", f"{path}.{key}")
+                fields[attr] = value
+        if "uniqueItems" in raw:
+            if not isinstance(raw["uniqueItems"], bool):
+                raise self.fail("uniqueItems must be true or false", f"{path}.uniqueItems")
+            fields["unique_items"] = raw["uniqueItems"]
+        if "enum" in raw and raw["enum"] is not None:
+            if not isinstance(raw["enum"], list):
+                raise self.fail(f"enum must be an array, got {_json_type(raw['enum'])}", f"{path}.enum")
+            fields["enum"] = tuple(raw["enum"])
+        if "const" in raw:
+            fields["const"] = raw["const"]
+        self._object_keywords(raw, pointer, path, depth, fields)
+        self._array_keywords(raw, pointer, path, depth, fields)
+        for key, attr in _SUBSCHEMA_KEYWORDS.items():
+            if key in raw:
+                fields[attr] = self.read(raw[key], f"{pointer}/{key}", f"{path}.{key}", depth + 1)
+        for key, attr in _LIST_KEYWORDS.items():
+            if key in raw and key != "prefixItems":
+                items = raw[key]
+                if not isinstance(items, list):
+                    raise self.fail(f"{key} must be an array of schemas, got {_json_type(items)}", f"{path}.{key}")
+                fields[attr] = tuple(
+                    self.read(sub, f"{pointer}/{key}/{i}", f"{path}.{key}[{i}]", depth + 1)
+                    for i, sub in enumerate(items))
+        if "$ref" in raw:
+            fields["ref"] = self._ref(raw["$ref"], f"{path}.$ref")
+        return Schema(**fields)
+
+    def _types(self, raw: Mapping[str, Any], path: str) -> tuple[tuple[str, ...], bool]:
+        if "type" not in raw or raw["type"] is None:
+            return (), False
+        declared = raw["type"]
+        names = declared if isinstance(declared, list) else [declared]
+        out: list[str] = []
+        tuple_like = False
+        for name in names:
+            if not isinstance(name, str):
+                raise self.fail(f"type must be a string or an array of strings, got {_json_type(name)}",
+                                f"{path}.type")
+            if name in JSON_TYPES:
+                mapped: tuple[str, ...] = (name,)
+            elif name in DIALECT_TYPES:
+                mapped = DIALECT_TYPES[name]
+                tuple_like = tuple_like or name == "tuple"
+            elif name.strip() == "":
+                mapped = ()
+                self.warnings.append(f"tool {self.tool!r} at {self.where}{path}.type: an empty type, read as any")
+            else:
+                raise self.fail(f"unknown type {name!r}; expected one of {', '.join(JSON_TYPES)} "
+                                f"(or a BFCL name: dict, float, tuple, any)", f"{path}.type")
+            if not mapped:  # "any" anywhere in a list of types allows every type
+                return (), tuple_like
+            out.extend(t for t in mapped if t not in out)
+        return tuple(out), tuple_like
+
+    def _object_keywords(self, raw: Mapping[str, Any], pointer: str, path: str, depth: int,
+                         fields: dict[str, Any]) -> None:
+        if "properties" in raw and raw["properties"] is not None:
+            props = raw["properties"]
+            if not isinstance(props, Mapping):
+                raise self.fail(f"properties must be an object, got {_json_type(props)}", f"{path}.properties")
+            fields["properties"] = tuple(
+                Property(str(name), self.read(sub, f"{pointer}/properties/{_escape(str(name))}",
+                                              f"{path}.properties.{name}", depth + 1))
+                for name, sub in props.items())
+        if "required" in raw and raw["required"] is not None:
+            required = raw["required"]
+            if isinstance(required, bool):
+                # draft 3 wrote "required": true on the property itself; the enclosing object reads it
+                required = []
+            if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+                raise self.fail("required must be an array of property names", f"{path}.required")
+            fields["required"] = tuple(dict.fromkeys(required))
+        draft3 = tuple(p.name for p in fields.get("properties", ())
+                       if isinstance(raw["properties"][p.name], Mapping)
+                       and raw["properties"][p.name].get("required") is True)
+        if draft3:
+            fields["required"] = tuple(dict.fromkeys(fields.get("required", ()) + draft3))
+        if "additionalProperties" in raw and raw["additionalProperties"] is not None:
+            extra = raw["additionalProperties"]
+            fields["additional_properties"] = (
+                extra if isinstance(extra, bool)
+                else self.read(extra, f"{pointer}/additionalProperties", f"{path}.additionalProperties", depth + 1))
+        if "patternProperties" in raw:
+            pats = raw["patternProperties"]
+            if not isinstance(pats, Mapping):
+                raise self.fail("patternProperties must be an object", f"{path}.patternProperties")
+            fields["pattern_properties"] = tuple(
+                (name, self.read(sub, f"{pointer}/patternProperties/{_escape(name)}",
+                                 f"{path}.patternProperties.{name}", depth + 1))
+                for name, sub in pats.items())
+        if "dependentRequired" in raw:
+            deps = raw["dependentRequired"]
+            if not isinstance(deps, Mapping) or not all(
+                    isinstance(v, list) and all(isinstance(x, str) for x in v) for v in deps.values()):
+                raise self.fail("dependentRequired must map names to arrays of names", f"{path}.dependentRequired")
+            fields["dependent_required"] = tuple((k, tuple(v)) for k, v in deps.items())
+
+    def _array_keywords(self, raw: Mapping[str, Any], pointer: str, path: str, depth: int,
+                        fields: dict[str, Any]) -> None:
+        items = raw.get("items")
+        if isinstance(items, list):  # the draft-4 tuple form: one schema per position
+            fields["prefix_items"] = tuple(
+                self.read(sub, f"{pointer}/items/{i}", f"{path}.items[{i}]", depth + 1) for i, sub in enumerate(items))
+            if "additionalItems" in raw:
+                fields["items"] = self.read(raw["additionalItems"], f"{pointer}/additionalItems",
+                                            f"{path}.additionalItems", depth + 1)
+        elif items is not None:
+            fields["items"] = self.read(items, f"{pointer}/items", f"{path}.items", depth + 1)
+        if "prefixItems" in raw:
+            prefix = raw["prefixItems"]
+            if not isinstance(prefix, list):
+                raise self.fail("prefixItems must be an array of schemas", f"{path}.prefixItems")
+            fields["prefix_items"] = tuple(
+                self.read(sub, f"{pointer}/prefixItems/{i}", f"{path}.prefixItems[{i}]", depth + 1)
+                for i, sub in enumerate(prefix))
+
+    def _ref(self, ref: Any, path: str) -> str:
+        if not isinstance(ref, str):
+            raise self.fail(f"$ref must be a string, got {_json_type(ref)}", path)
+        if not ref.startswith("#"):
+            raise self.fail(f"only local references (#/...) are supported, got {ref!r}", path)
+        if ref not in self.definitions and ref not in self.pending:
+            self.pending.append(ref)
+        return ref
+
+    def resolve_pending(self) -> None:
+        """Read every schema a ``$ref`` points to (and the refs inside those)."""
+        while self.pending:
+            ref = self.pending.pop()
+            target = _follow_pointer(self.root, ref)
+            if target is _MISSING:
+                raise self.fail(f"$ref {ref!r} points to nothing in this tool's schema", "")
+            self.definitions[ref] = Schema()  # placeholder: a cycle back to it is legal
+            self.definitions[ref] = self.read(target, ref, f" ($ref {ref})", 0)
+
+
+_MISSING = object()
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _follow_pointer(root: Any, ref: str) -> Any:
+    from urllib.parse import unquote
+
+    node = root
+    fragment = unquote(ref[1:])
+    if fragment == "":
+        return node
+    if not fragment.startswith("/"):
+        return _MISSING
+    for part in fragment[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def read_schema(raw: Any, *, tool: str = "<schema>", source: str = "<object>", where: str = "$",
+                limits: Limits = DEFAULT_LIMITS) -> tuple[Schema, dict[str, Schema], list[str]]:
+    """Read one JSON schema into the IR: the root node, its ``$ref`` targets and any warnings.
+
+    >>> root, defs, _ = read_schema({"type": "dict", "properties": {"x": {"type": "float"}}})
+    >>> root.types, root.property("x").types
+    (('object',), ('number',))
+    """
+    reader = _Reader(raw, tool=tool, source=source, where=where, limits=limits)
+    schema = reader.read(raw, "#", "", 0)
+    reader.resolve_pending()
+    return schema, reader.definitions, reader.warnings
+
+
+# --- where the tools are in the input -------------------------------------------------------
+
+def _tool_entries(doc: Any, source: str) -> list[tuple[str, Any]]:
+    """The tool definitions in ``doc`` with their JSON paths."""
+    if isinstance(doc, Mapping):
+        if isinstance(doc.get("result"), Mapping) and "tools" in doc["result"]:  # JSON-RPC tools/list
+            return _tool_entries_list(doc["result"]["tools"], "$.result.tools", source)
+        if "tools" in doc and not _looks_like_tool(doc):
+            return _tool_entries_list(doc["tools"], "$.tools", source)
+        if isinstance(doc.get("function"), list):  # a BFCL record
+            return _tool_entries_list(doc["function"], "$.function", source)
+        return [("$", doc)]
+    if isinstance(doc, list):
+        out: list[tuple[str, Any]] = []
+        for i, item in enumerate(doc):
+            if isinstance(item, Mapping) and isinstance(item.get("function"), list):
+                out.extend((f"$[{i}].function[{j}]", t) for j, t in enumerate(item["function"]))
+            else:
+                out.append((f"$[{i}]", item))
+        return out
+    raise LoaderError(f"expected a tool, a list of tools or an object with 'tools', got {_json_type(doc)}",
+                      source=source, path="$")
+
+
+def _tool_entries_list(tools: Any, where: str, source: str) -> list[tuple[str, Any]]:
+    if not isinstance(tools, list):
+        raise LoaderError(f"'tools' must be an array, got {_json_type(tools)}", source=source, path=where)
+    return [(f"{where}[{i}]", t) for i, t in enumerate(tools)]
+
+
+def _looks_like_tool(doc: Mapping[str, Any]) -> bool:
+    return "name" in doc and any(k in doc for k in ("parameters", "input_schema", "inputSchema"))
+
+
+def _shape(entry: Mapping[str, Any]) -> str:
+    if entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):
+        return "openai"
+    if "input_schema" in entry:
+        return "anthropic"
+    if "inputSchema" in entry:
+        return "mcp"
+    params = entry.get("parameters")
+    if isinstance(params, Mapping) and params.get("type") == "dict":
+        return "bfcl"
+    return "openai"
+
+
+_SCHEMA_KEY = {"openai": "parameters", "bfcl": "parameters", "anthropic": "input_schema", "mcp": "inputSchema"}
+
+
+def _read_tool(where: str, entry: Any, kind: str, source: str, limits: Limits) -> tuple[Tool, list[str]]:
+    if not isinstance(entry, Mapping):
+        raise LoaderError(f"a tool definition must be a JSON object, got {_json_type(entry)}", source=source,
+                          path=where)
+    shape = _shape(entry) if kind == "auto" else kind
+    body = entry
+    if shape == "openai" and entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):
+        body, where = entry["function"], f"{where}.function"
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise LoaderError("a tool needs a non-empty string 'name'"
+                          + ("" if name is None else f", got {_json_type(name)} {name!r}"),
+                          source=source, path=f"{where}.name")
+    description = body.get("description")
+    if description is not None and not isinstance(description, str):
+        raise LoaderError(f"description must be a string, got {_json_type(description)}", source=source,
+                          tool=name, path=f"{where}.description")
+    key = _SCHEMA_KEY[shape]
+    if key not in body and any(k in body for k in _SCHEMA_KEY.values()):
+        found = next(k for k in _SCHEMA_KEY.values() if k in body)
+        raise LoaderError(f"kind {kind!r} reads the schema from {key!r}, but this tool has {found!r}",
+                          source=source, tool=name, path=f"{where}.{found}")
+    raw_schema = body.get(key)
+    if raw_schema is None:
+        raw_schema = {"type": "object", "properties": {}}
+    if not isinstance(raw_schema, Mapping):
+        raise LoaderError(f"{key} must be a JSON object, got {_json_type(raw_schema)}", source=source, tool=name,
+                          path=f"{where}.{key}")
+    schema, definitions, warnings = read_schema(raw_schema, tool=name, source=source, where=f"{where}.{key}",
+                                                limits=limits)
+    if schema.types and "object" not in schema.types:
+        raise LoaderError(f"a tool's arguments are an object, but {key}.type says {'/'.join(schema.types)}",
+                          source=source, tool=name, path=f"{where}.{key}.type")
+    if not schema.types:
+        schema = _with_types(schema, ("object",))
+    return Tool(name=name, description=description or "", parameters=schema, definitions=definitions,
+                source=f"{source} {where}"), warnings
+
+
+def _with_types(schema: Schema, types: tuple[str, ...]) -> Schema:
+    import attrs
+
+    return attrs.evolve(schema, types=types)
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+def _read_input(obj: Any, limits: Limits) -> tuple[Any, str]:
+    """Turn a path, JSON text or Python objects into (document, source name)."""
+    if isinstance(obj, Path) or (isinstance(obj, str) and not obj.lstrip().startswith(("{", "["))):
+        path = Path(obj)
+        if not path.is_file():
+            raise LoaderError("no such file (and not JSON text: JSON starts with '{' or '[')", source=str(obj))
+        size = path.stat().st_size
+        if size > limits.max_input_bytes:
+            raise LoaderError(f"the file is {size} bytes, more than the {limits.max_input_bytes} allowed",
+                              source=str(path))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise LoaderError(f"the file is not UTF-8 text (byte {err.start})", source=str(path)) from None
+        return _parse_json(text, str(path)), str(path)
+    if isinstance(obj, (bytes, bytearray)):
+        obj = obj.decode("utf-8", errors="strict")
+    if isinstance(obj, str):
+        if len(obj) > limits.max_input_bytes:
+            raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source="<string>")
+        return _parse_json(obj, "<string>"), "<string>"
+    return obj, "<object>"
+
+
+def _parse_json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first:
+        if first.msg == "Extra data":  # JSON Lines: one document a line (BFCL's files)
+            docs = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    docs.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise LoaderError(f"not valid JSON Lines: {err.msg}", source=source, line=number,
+                                      column=err.colno) from None
+            return docs
+        raise LoaderError(f"not valid JSON: {first.msg}", source=source, line=first.lineno,
+                          column=first.colno) from None
+    except RecursionError:
+        raise LoaderError("the JSON is nested too deeply", source=source) from None
+
+
+def load_tools(obj: Any, kind: str = "auto", *, limits: Limits = DEFAULT_LIMITS) -> Toolset:
+    """Load tools from a path, a JSON string or Python objects into a :class:`Toolset`.
+
+    ``kind`` is ``auto`` (detected per tool), ``openai``, ``anthropic``, ``mcp`` or ``bfcl``.
+    Raises :class:`LoaderError` naming the source, the tool and the JSON path of a bad field,
+    and when two tools share one canonical name.  The input is never modified.
+
+    >>> tools = load_tools('[{"name": "get_weather", "input_schema": {"type": "object", '
+    ...                    '"properties": {"city": {"type": "string"}}, "required": ["city"]}}]')
+    >>> tools.names(), tools.get("GetWeather").parameters.required
+    (['get_weather'], ('city',))
+    """
+    if kind not in KINDS:
+        raise LoaderError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}", source="<arguments>")
+    if isinstance(obj, Toolset):
+        return obj
+    if isinstance(obj, Tool):
+        return Toolset([obj])
+    doc, source = _read_input(obj, limits)
+    entries = _tool_entries(doc, source)
+    if len(entries) > limits.max_tools:
+        raise LoaderError(f"{len(entries)} tools, more than the {limits.max_tools} allowed", source=source)
+    tools: list[Tool] = []
+    warnings: list[str] = []
+    for where, entry in entries:
+        tool, tool_warnings = _read_tool(where, entry, kind, source, limits)
+        tools.append(tool)
+        warnings.extend(tool_warnings)
+    return Toolset(tools, warnings=tuple(warnings), source=source)
+
+
+def iter_schemas(schema: Schema) -> Iterable[Schema]:
+    """Every node of a schema tree, depth first (``$ref`` targets are not followed)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children())

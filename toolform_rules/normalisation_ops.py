@@ -1,0 +1,573 @@
+"""Normalisation operations: one plain function per step, registered in ``operations``.
+
+Each is called once per schema node as ``operation(rule, node, ctx)`` and returns a
+transform ``value -> value`` (or ``None`` when the step has nothing to do at that node).
+A transform never modifies its input: it returns the same object when nothing changes,
+and a new container when something inside changed.
+
+Steps act on the *kind* a node is read as (``string``, ``integer``, ``number``,
+``boolean``, ``array``, ``object``, ``null``, ``enum``, ``union`` or ``any``), the way the
+study read tool schemas: a ``null`` member of a type list makes a parameter optional, an
+untyped enum takes its members' type, a single non-null ``anyOf`` branch is that branch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Callable
+
+import attrs
+
+from .compiler import NodeContext, Transform
+from .ir import ABSENT, Schema
+from .names import canonical_name
+from .rules import Rule
+
+
+# --- how a node is read ----------------------------------------------------------------------
+
+@attrs.frozen
+class Kind:
+    """What a schema node is, for normalisation."""
+
+    name: str  # string integer number boolean array object null enum union any
+    node: Schema
+    base: str = "string"  # for enum: the members' type
+    members: tuple[Any, ...] = ()  # for enum
+    branches: tuple[Schema, ...] = ()  # for union
+
+
+def _enum_base(members: tuple[Any, ...]) -> str:
+    values = [m for m in members if m is not None]
+    if values and all(isinstance(m, bool) for m in values):
+        return "boolean"
+    if values and all(isinstance(m, int) and not isinstance(m, bool) for m in values):
+        return "integer"
+    if values and all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in values):
+        return "number"
+    return "string"
+
+
+def kind_of(node: Schema, ctx: NodeContext) -> Kind:
+    """How the study reads ``node`` (``$ref`` and single-branch combinators followed)."""
+    seen = 0
+    while seen < ctx.limits.max_depth:
+        seen += 1
+        if node.ref is not None and ctx.tool is not None and not node.types and node.enum is None:
+            node = ctx.resolve(node.ref)
+            continue
+        non_null = tuple(t for t in node.types if t != "null")
+        if node.enum is not None or node.const is not ABSENT:
+            members = node.enum if node.enum is not None else (node.const,)
+            base = non_null[0] if len(non_null) == 1 else _enum_base(members)
+            return Kind("enum", node, base=base, members=members)
+        if len(non_null) == 1:
+            return Kind(non_null[0], node)
+        if len(non_null) > 1:
+            return Kind("union", node, branches=tuple(attrs.evolve(node, types=(t,)) for t in non_null))
+        if node.types == ("null",):
+            return Kind("null", node)
+        branches = tuple(b for b in (node.any_of or node.one_of) if b.types != ("null",))
+        if len(branches) == 1:
+            node = branches[0]
+            continue
+        if branches:
+            return Kind("union", node, branches=branches)
+        if len(node.all_of) == 1:
+            node = node.all_of[0]
+            continue
+        if node.properties:
+            return Kind("object", node)
+        if node.items is not None:
+            return Kind("array", node)
+        return Kind("any", node)
+    return Kind("any", node)
+
+
+# --- generic forms ---------------------------------------------------------------------------
+
+def canonical_value(value: Any) -> Any:
+    """The canonical form of a value: integral floats as ints, floats to 9 decimals, keys sorted.
+
+    >>> canonical_value({"b": [1.0, 2.5], "a": float("nan")})
+    {'a': 'nan', 'b': [1, 2.5]}
+    """
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if value.is_integer() and abs(value) < 1e15:
+            return int(value)
+        return round(value, 9)
+    if isinstance(value, dict):
+        return {k: canonical_value(v) for k, v in sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])}
+    if isinstance(value, (list, tuple)):
+        return [canonical_value(x) for x in value]
+    return value
+
+
+def fold_strings(value: Any) -> Any:
+    """Every string inside ``value`` trimmed and case-folded (keys kept)."""
+    if isinstance(value, str):
+        return value.strip().casefold()
+    if isinstance(value, dict):
+        return {k: fold_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [fold_strings(x) for x in value]
+    return value
+
+
+def generic(value: Any, fold: bool) -> Any:
+    """What a value with no usable schema becomes: folded (when folding) and canonical."""
+    return canonical_value(fold_strings(value) if fold else value)
+
+
+def _folds(ctx: NodeContext) -> bool:
+    return ctx.compiler.has_normalise_op("casefold")
+
+
+def _kinds(rule: Rule, default: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(rule.options.get("kinds", default))
+
+
+def _gate(kind: Kind, rule: Rule, default: tuple[str, ...]) -> bool:
+    """Whether ``rule`` applies to ``kind``: its kinds list names the kind (or, for an enum, ``enum:<base>``)."""
+    kinds = _kinds(rule, default)
+    return kind.name in kinds or (kind.name == "enum" and f"enum:{kind.base}" in kinds)
+
+
+# --- numbers and booleans --------------------------------------------------------------------
+
+def bool_to_number(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """``true``/``false`` where a number is wanted become 1/0."""
+    if not _gate(kind_of(node, ctx), rule, ("integer", "number", "enum:integer", "enum:number")):
+        return None
+    return lambda v: int(v) if isinstance(v, bool) else v
+
+
+def integral_float_to_integer(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A float with no fraction (``5.0``) where an integer is wanted becomes ``5``."""
+    if not _gate(kind_of(node, ctx), rule, ("integer", "enum:integer")):
+        return None
+
+    def transform(value: Any) -> Any:
+        if type(value) is float and value.is_integer():
+            return int(value)
+        return value
+
+    return transform
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,6})?")
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+
+
+def parse_number(text: str, *, separators: str = "_", grouping: bool = True) -> float | None:
+    """The number a string spells (trimmed; ``_`` separators and ``1,000`` grouping allowed), or None.
+
+    >>> parse_number(" 7,000 "), parse_number("1e3"), parse_number("7,5"), parse_number("0x10")
+    (7000.0, 1000.0, None, None)
+    """
+    candidate = text.strip()
+    if len(candidate) > 400:
+        return None
+    if grouping and "," in candidate:
+        if not _GROUPED.fullmatch(candidate):
+            return None
+        candidate = candidate.replace(",", "")
+    for mark in separators:
+        candidate = candidate.replace(mark, "")
+    if not _NUMBER.fullmatch(candidate):
+        return None
+    return float(candidate)
+
+
+def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A numeric string where a number is wanted becomes that number (an int for an integer)."""
+    kind = kind_of(node, ctx)
+    if not _gate(kind, rule, ("integer", "number", "enum:integer", "enum:number")):
+        return None
+    integer = kind.name == "integer" or kind.base == "integer"
+
+    def transform(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        number = parse_number(value)
+        if number is None:
+            return value
+        if integer and number.is_integer():
+            return int(number)
+        return number
+
+    return transform
+
+
+def number_to_boolean(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A number where a boolean is wanted becomes its truth (``1`` → ``true``)."""
+    if not _gate(kind_of(node, ctx), rule, ("boolean", "enum:boolean")):
+        return None
+    return lambda v: bool(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+def boolean_word(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """``"true"``, ``"yes"``, ``"on"``... where a boolean is wanted become booleans."""
+    if not _gate(kind_of(node, ctx), rule, ("boolean", "enum:boolean")):
+        return None
+    true_words = frozenset(rule.options.get("true", ("true", "yes", "1", "on", "y", "enabled")))
+    false_words = frozenset(rule.options.get("false", ("false", "no", "0", "off", "n", "disabled")))
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in true_words:
+                return True
+            if word in false_words:
+                return False
+        return value
+
+    return transform
+
+
+# --- strings ---------------------------------------------------------------------------------
+
+def scalar_to_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A number or boolean where a string is wanted becomes its text (``7.0`` → ``"7"``)."""
+    if not _gate(kind_of(node, ctx), rule, ("string", "enum:string")):
+        return None
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            if value.is_integer():
+                return str(int(value))
+            return str(value)
+        if isinstance(value, int):
+            return str(value)
+        return value
+
+    return transform
+
+
+def trim(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """Leading and trailing white space is removed from strings."""
+    if not _gate(kind_of(node, ctx), rule, ("string", "enum:string")):
+        return None
+    return lambda v: v.strip() if isinstance(v, str) else v
+
+
+def casefold(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """Strings are case-folded (``Denver`` → ``denver``); an enum's own spelling is kept."""
+    kind = kind_of(node, ctx)
+    if not _gate(kind, rule, ("string", "enum:string", "enum:integer", "enum:number", "enum:boolean", "null")):
+        return None
+    if kind.name == "enum" and kind.base == "string":
+        keep = frozenset(m for m in kind.members if isinstance(m, str))
+        return lambda v: v.casefold() if isinstance(v, str) and v not in keep else v
+    if kind.name == "enum" or kind.name == "null":
+        return lambda v: v.strip().casefold() if isinstance(v, str) else v
+    return lambda v: v.casefold() if isinstance(v, str) else v
+
+
+def enum_spelling(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A string matching an enum member case-insensitively becomes the member's own spelling."""
+    kind = kind_of(node, ctx)
+    if kind.name != "enum" or kind.base != "string":
+        return None
+    spelling: dict[str, str] = {}
+    for member in kind.members:
+        if isinstance(member, str):
+            spelling.setdefault(member.lower(), member)
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, str):
+            return spelling.get(value.lower(), value)
+        return value
+
+    return transform
+
+
+# --- containers ------------------------------------------------------------------------------
+
+def unwrap_singleton(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A one-element list where the schema wants a single value becomes that value."""
+    if not _gate(kind_of(node, ctx), rule, ("any",)):
+        return None
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, (list, tuple)) and len(value) == 1 and not isinstance(value[0], (list, tuple, dict)):
+            return value[0]
+        return value
+
+    return transform
+
+
+def scalar_containers(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A list or object where a single value is wanted is kept, in its generic form."""
+    kind = kind_of(node, ctx)
+    if not _gate(kind, rule, ("string", "integer", "number", "boolean", "any", "null")):
+        return None
+    fold = _folds(ctx)
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, (list, dict)) or (kind.name == "any" and isinstance(value, tuple)):
+            return generic(value, fold)
+        if kind.name == "any":
+            return generic(value, fold)
+        return value
+
+    return transform
+
+
+def wrap_in_list(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A single value where a list is wanted becomes a list (``"a, b"`` → ``["a", "b"]``)."""
+    if kind_of(node, ctx).name != "array":
+        return None
+    split = bool(rule.options.get("split_commas", True))
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, list):
+            return value
+        if isinstance(value, tuple):
+            return list(value)
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",")] if split and "," in value else [value]
+        return [value]
+
+    return transform
+
+
+def array_items(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """Each item of a list is normalised by the item schema."""
+    kind = kind_of(node, ctx)
+    if kind.name != "array":
+        return None
+    item_schema = kind.node.items
+    copy = bool(rule.options.get("copy", False))
+    sub = ctx.normaliser(item_schema) if item_schema is not None else None
+    if sub is None and rule.options.get("untyped_items") == "generic":
+        fold = _folds(ctx)
+        sub = lambda x: generic(x, fold)  # noqa: E731
+    if sub is None:
+        return (lambda v: list(v) if isinstance(v, list) else v) if copy else None
+
+    def transform(value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        items = [sub(x) for x in value]
+        if copy or any(a is not b for a, b in zip(items, value)):
+            return items
+        return value
+
+    return transform
+
+
+def parse_json_object(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A string holding a JSON object where an object is wanted becomes that object."""
+    if kind_of(node, ctx).name != "object":
+        return None
+    fold = _folds(ctx)
+    limit = ctx.limits.max_input_bytes
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str) and len(value) <= limit:
+            try:
+                parsed = json.loads(value)
+            except (ValueError, RecursionError):
+                return generic(value, fold)
+            return parsed if isinstance(parsed, dict) else generic(parsed, fold)
+        return generic(value, fold)
+
+    return transform
+
+
+def _field_resolver(node: Schema, *, last_wins: bool) -> Callable[[Any], str | None]:
+    exact = {p.name for p in node.properties}
+    by_canonical: dict[str, str] = {}
+    for prop in node.properties:
+        key = canonical_name(prop.name)
+        if last_wins or key not in by_canonical:
+            by_canonical[key] = prop.name
+
+    def resolve(key: Any) -> str | None:
+        if key in exact:
+            return key
+        if isinstance(key, str):
+            folded = canonical_name(key)
+            return by_canonical.get(folded) if folded else None
+        return None
+
+    return resolve
+
+
+def object_fields(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """Each argument of an object is normalised by its property's schema.
+
+    Options: ``rename`` (a key written ``termMonths`` becomes ``term_months``),
+    ``unknown: generic`` (undeclared arguments take their generic form; default: kept as
+    they are), ``sort_nested`` (objects below the top level come out key-sorted and
+    canonical, as the study compared them).
+    """
+    kind = kind_of(node, ctx)
+    if kind.name != "object":
+        return None
+    target = kind.node
+    subs = {p.name: ctx.normaliser(p.schema) for p in target.properties}
+    rename = bool(rule.options.get("rename"))
+    unknown_generic = rule.options.get("unknown") == "generic"
+    sort_nested = bool(rule.options.get("sort_nested")) and not ctx.root
+    if not rename and not unknown_generic and not sort_nested and not any(subs.values()):
+        return None
+    resolve = _field_resolver(target, last_wins=not ctx.root and rename)
+    fold = _folds(ctx)
+
+    def transform(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out: dict[Any, Any] = {}
+        changed = False
+        for key, item in value.items():
+            name = resolve(key)
+            if name is None:
+                new = generic(item, fold) if unknown_generic else item
+                out[key] = new
+            else:
+                sub = subs[name]
+                new = sub(item) if sub is not None else item
+                out[name if rename else key] = new
+                changed = changed or (rename and name != key)
+            changed = changed or new is not item
+        if sort_nested:
+            return canonical_value(out)
+        return out if changed or rename or unknown_generic else value
+
+    return transform
+
+
+def union_first_fit(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """A union's value is normalised by the first branch whose result has that branch's type."""
+    kind = kind_of(node, ctx)
+    if kind.name != "union":
+        return None
+    fold = _folds(ctx)
+    branches = []
+    for branch in kind.branches:
+        sub = ctx.normaliser(branch)
+        branches.append((sub, kind_of(branch, ctx)))
+
+    def fits(value: Any, branch: Kind) -> bool:
+        name = branch.name
+        if name in ("any", "enum", "union"):
+            return True
+        if name == "integer":
+            return isinstance(value, int) and not isinstance(value, bool)
+        if name == "number":
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if name == "string":
+            return isinstance(value, str)
+        if name == "boolean":
+            return isinstance(value, bool)
+        if name == "array":
+            return isinstance(value, list)
+        if name == "object":
+            return isinstance(value, dict)
+        return value is None
+
+    def transform(value: Any) -> Any:
+        for sub, branch in branches:
+            result = sub(value) if sub is not None else value
+            if fits(result, branch):
+                return result
+        return generic(value, fold)
+
+    return transform
+
+
+# --- top level -------------------------------------------------------------------------------
+
+def canonical_numbers(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """At the top level, every argument value takes its canonical form (``7.0`` → ``7``)."""
+    if not ctx.root:
+        return None
+
+    def transform(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {k: canonical_value(v) for k, v in value.items()}
+
+    return transform
+
+
+def sort_keys(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """Objects come out with their keys sorted."""
+    if kind_of(node, ctx).name != "object":
+        return None
+    return lambda v: {k: v[k] for k in sorted(v, key=str)} if isinstance(v, dict) else v
+
+
+def _optional_params(node: Schema) -> list[tuple[str, Schema]]:
+    """The properties a call may leave out: not required, or (as the study read them) nullable."""
+    required = set(node.required)
+
+    def nullable(schema: Schema) -> bool:
+        if "null" in schema.types and len(schema.types) > 1:
+            return True
+        if schema.enum is not None and None in schema.enum and "null" not in schema.types:
+            return True
+        return any(b.types == ("null",) for b in (schema.any_of or schema.one_of))
+
+    return [(p.name, p.schema) for p in node.properties if p.name not in required or nullable(p.schema)]
+
+
+def drop_empty_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """An optional argument that is empty (``None``, ``""``, ``[]``, ``{}``) is left out."""
+    if not ctx.root:
+        return None
+    optional = [name for name, _ in _optional_params(node)]
+    if not optional:
+        return None
+
+    def transform(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        drop = [n for n in optional if n in value and (value[n] is None or (
+            isinstance(value[n], (str, list, dict)) and len(value[n]) == 0))]
+        if not drop:
+            return value
+        return {k: v for k, v in value.items() if k not in drop}
+
+    return transform
+
+
+def drop_default_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """An optional argument equal to its declared default is left out."""
+    if not ctx.root:
+        return None
+    defaults = []
+    for name, schema in _optional_params(node):
+        if schema.default is ABSENT or schema.default is None:
+            continue
+        sub = ctx.normaliser(schema)
+        default = sub(schema.default) if sub is not None else schema.default
+        defaults.append((name, _canonical_json(default)))
+    if not defaults:
+        return None
+
+    def transform(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        drop = [n for n, d in defaults if n in value and _canonical_json(value[n]) == d]
+        if not drop:
+            return value
+        return {k: v for k, v in value.items() if k not in drop}
+
+    return transform
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(canonical_value(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)

@@ -1,0 +1,106 @@
+"""The one place where operations are registered: name → function, per phase.
+
+Adding a kind of rule means writing one function (in ``validation_ops`` or
+``normalisation_ops``) and adding one line here; a rule file can then name it as ``op``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import normalisation_ops as n
+from . import validation_ops as v
+
+VALIDATE_OPERATIONS: dict[str, Callable] = {
+    "unknown_tool": lambda rule, node, ctx: None,  # reported by the engine when a name resolves to no tool
+    "boolean_schema": v.boolean_schema,
+    "type": v.type_,
+    "enum": v.enum,
+    "const": v.const,
+    "minimum": v.minimum,
+    "maximum": v.maximum,
+    "exclusive_minimum": v.exclusive_minimum,
+    "exclusive_maximum": v.exclusive_maximum,
+    "multiple_of": v.multiple_of,
+    "min_length": v.min_length,
+    "max_length": v.max_length,
+    "pattern": v.pattern,
+    "required": v.required,
+    "properties": v.properties,
+    "additional_properties": v.additional_properties,
+    "pattern_properties": v.pattern_properties,
+    "property_names": v.property_names,
+    "min_properties": v.min_properties,
+    "max_properties": v.max_properties,
+    "dependent_required": v.dependent_required,
+    "prefix_items": v.prefix_items,
+    "items": v.items,
+    "min_items": v.min_items,
+    "max_items": v.max_items,
+    "unique_items": v.unique_items,
+    "contains": v.contains,
+    "any_of": v.any_of,
+    "one_of": v.one_of,
+    "all_of": v.all_of,
+    "not": v.not_,
+    "if_then_else": v.if_then_else,
+    "ref": v.ref,
+}
+
+NORMALISE_OPERATIONS: dict[str, Callable] = {
+    "integral_float_to_integer": n.integral_float_to_integer,
+    "object_fields": n.object_fields,
+    "array_items": n.array_items,
+    "union_first_fit": n.union_first_fit,
+    "bool_to_number": n.bool_to_number,
+    "numeric_string": n.numeric_string,
+    "number_to_boolean": n.number_to_boolean,
+    "boolean_word": n.boolean_word,
+    "scalar_to_string": n.scalar_to_string,
+    "trim": n.trim,
+    "casefold": n.casefold,
+    "enum_spelling": n.enum_spelling,
+    "unwrap_singleton": n.unwrap_singleton,
+    "scalar_containers": n.scalar_containers,
+    "wrap_in_list": n.wrap_in_list,
+    "parse_json_object": n.parse_json_object,
+    "canonical_numbers": n.canonical_numbers,
+    "sort_keys": n.sort_keys,
+    "drop_empty_optional": n.drop_empty_optional,
+    "drop_default_optional": n.drop_default_optional,
+}
+
+#: The message fields each validation operation provides to its rule's template.
+MESSAGE_FIELDS: dict[str, frozenset[str]] = {
+    "unknown_tool": frozenset({"name"}),
+    "boolean_schema": frozenset({"value"}),
+    "type": frozenset({"expected", "got", "value"}),
+    "enum": frozenset({"value", "members"}),
+    "const": frozenset({"value", "const", "members"}),
+    "pattern": frozenset({"value", "pattern", "timeout"}),
+    "required": frozenset({"name"}),
+    "dependent_required": frozenset({"name", "trigger"}),
+    "additional_properties": frozenset({"key"}),
+    "unique_items": frozenset({"first", "second"}),
+    "contains": frozenset({"count", "low", "high"}),
+    "any_of": frozenset({"value", "got"}),
+    "one_of": frozenset({"value", "count", "got"}),
+    "not": frozenset({"value"}),
+}
+_NUMERIC = frozenset({"value", "limit"})
+_SIZES = frozenset({"value", "limit", "size"})
+for _op in ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "multiple_of"):
+    MESSAGE_FIELDS[_op] = _NUMERIC
+for _op in ("min_length", "max_length", "min_items", "max_items", "min_properties", "max_properties"):
+    MESSAGE_FIELDS[_op] = _SIZES
+
+
+def operation_fields(phase: str, op: str) -> frozenset[str] | None:
+    """The message fields ``op`` provides (``path`` always), or ``None`` if no such operation."""
+    if phase == "validate":
+        if op not in VALIDATE_OPERATIONS:
+            return None
+        return MESSAGE_FIELDS.get(op, frozenset()) | {"path"}
+    if phase == "normalise":
+        return frozenset({"path"}) if op in NORMALISE_OPERATIONS else None
+    return None

@@ -1,0 +1,140 @@
+"""What a validation says: six buckets (the seed's ``to_dict``) plus one finding per error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .rules import BUCKETS
+
+Path = tuple  # a JSON path: a tuple of property names (str) and array indices (int)
+
+
+def format_path(path: tuple[str | int, ...]) -> str:
+    """A JSON path as the messages write it: ``a.b[0].c``.
+
+    The root itself is ``$``.
+
+    >>> format_path(("contract_details", "status")), format_path(("tags", 0)), format_path(())
+    ('contract_details.status', 'tags[0]', '$')
+    """
+    if not path:
+        return "$"
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out = f"{out}.{part}" if out else part
+    return out
+
+
+def json_pointer(path: tuple[str | int, ...]) -> str:
+    """A JSON path as an RFC 6901 pointer.
+
+    >>> json_pointer(("a/b", 0, "c~d"))
+    '/a~1b/0/c~0d'
+    """
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+@attrs.frozen
+class Finding:
+    """One error: the rule that fired, its bucket, the argument's path, the message, the rule's source.
+
+    ``source`` is ``file:line`` of the rule's declaration in ``rules/*.yaml``.
+    """
+
+    rule: str
+    bucket: str
+    path: tuple[str | int, ...]
+    message: str
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the path as a JSON pointer."""
+        return {"rule": self.rule, "bucket": self.bucket, "path": json_pointer(self.path),
+                "message": self.message, "source": self.source}
+
+
+@attrs.frozen
+class ValidationReport:
+    """The verdict on one call.
+
+    The six buckets hold messages; ``to_dict()`` is exactly the seed's shape.  ``findings``
+    holds one :class:`Finding` per error, with the rule and where it was declared.
+
+    >>> from toolform_rules import sample_toolset, validate_arguments
+    >>> report = validate_arguments({"name": "legal_draft_v3", "arguments": {"counterparty": "Acme"}},
+    ...                             sample_toolset())
+    >>> report.ok, report.missing_required
+    (False, ['value', 'term_months'])
+    >>> report.findings[0].rule
+    'study.required'
+    """
+
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def unknown_tool(self) -> bool:
+        """The call's name resolves to no tool."""
+        return any(f.bucket == "unknown_tool" for f in self.findings)
+
+    def _bucket(self, name: str) -> list[str]:
+        return [f.message for f in self.findings if f.bucket == name]
+
+    @property
+    def missing_required(self) -> list[str]:
+        """Required parameters that are absent, at any depth."""
+        return self._bucket("missing_required")
+
+    @property
+    def unknown_args(self) -> list[str]:
+        """Arguments the tool does not declare."""
+        return self._bucket("unknown_args")
+
+    @property
+    def type_errors(self) -> list[str]:
+        """Values of the wrong type."""
+        return self._bucket("type_errors")
+
+    @property
+    def enum_errors(self) -> list[str]:
+        """Values outside their declared enum."""
+        return self._bucket("enum_errors")
+
+    @property
+    def constraint_errors(self) -> list[str]:
+        """Values outside a bound, a length or a pattern."""
+        return self._bucket("constraint_errors")
+
+    @property
+    def n_errors(self) -> int:
+        """How many errors in all."""
+        return len(self.findings)
+
+    @property
+    def ok(self) -> bool:
+        """No errors at all."""
+        return not self.findings
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's report: exactly these keys, in this order."""
+        out: dict[str, Any] = {"ok": not self.findings, "unknown_tool": False}
+        for bucket in BUCKETS[1:]:
+            out[bucket] = []
+        for finding in self.findings:
+            if finding.bucket == "unknown_tool":
+                out["unknown_tool"] = True
+            else:
+                out[finding.bucket].append(finding.message)
+        out["n_errors"] = len(self.findings)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """``to_dict()`` plus the findings, JSON-ready."""
+        return {**self.to_dict(), "findings": [f.to_dict() for f in self.findings]}
+
+
+VALID = ValidationReport()

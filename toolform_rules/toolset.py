@@ -1,0 +1,71 @@
+"""A set of tools, found by name under any naming convention."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from .errors import LoaderError
+from .ir import Tool
+from .names import canonical_name
+
+
+class Toolset:
+    """An ordered set of tools; ``get`` resolves ``LegalDraftV3`` and ``legal-draft-v3`` alike.
+
+    Two tools whose names share a canonical form are refused: a model's spelling could not
+    tell them apart.
+
+    >>> from toolform_rules import sample_tool
+    >>> tools = Toolset([sample_tool()])
+    >>> tools.get("legal-draft-v3").name, tools.get("nope")
+    ('legal_draft_v3', None)
+    """
+
+    __slots__ = ("_tools", "_exact", "_canonical", "warnings", "source")
+
+    def __init__(self, tools: Iterable[Tool], *, warnings: tuple[str, ...] = (), source: str = "<object>") -> None:
+        self._tools: tuple[Tool, ...] = tuple(tools)
+        self._exact: dict[str, Tool] = {}
+        self._canonical: dict[str, Tool] = {}
+        for tool in self._tools:
+            key = canonical_name(tool.name)
+            clash = self._canonical.get(key)
+            if clash is not None:
+                raise LoaderError(
+                    f"tools {clash.name!r} and {tool.name!r} share the canonical name {key!r}; "
+                    "a model's spelling could not tell them apart", source=source, tool=tool.name)
+            self._exact[tool.name] = tool
+            self._canonical[key] = tool
+        self.warnings = warnings
+        self.source = source
+
+    def get(self, name: object) -> Tool | None:
+        """The tool called ``name`` (exact spelling first, then its canonical form), or ``None``."""
+        if not isinstance(name, str):
+            return None
+        tool = self._exact.get(name)
+        if tool is None:
+            key = canonical_name(name)
+            tool = self._canonical.get(key) if key else None
+        return tool
+
+    def names(self) -> list[str]:
+        """The tools' names, in order."""
+        return [t.name for t in self._tools]
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools, in order."""
+        return self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None
+
+    def __repr__(self) -> str:
+        return f"Toolset({self.names()!r})"

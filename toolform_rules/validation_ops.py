@@ -1,0 +1,689 @@
+"""Validation operations: one plain function per keyword, registered in ``VALIDATE_OPERATIONS``.
+
+Each operation is called once per schema node while a tool compiles, as
+``operation(rule, node, ctx)``, and returns a check ``check(value, path, out) -> failed``
+— or ``None`` when the node gives it nothing to do.  A check appends findings through
+``ctx.reporter(rule)``, which fills the rule's message template.  Operations differ
+between profiles only through ``rule.options`` (for example the study's case-insensitive
+enums), so the YAML rule files decide behaviour and this module only supplies the verbs.
+
+Checks apply to the values they concern and ignore the rest: ``minimum`` looks at
+numbers only, ``properties`` at objects only; the ``type`` rule, which halts the node
+when it fails, is what rejects a value of the wrong type.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import regex
+
+from .compiler import Check, NodeContext, accept
+from .ir import Schema
+from .jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal
+from .names import canonical_name
+from .rules import Rule
+
+Operation = Callable[[Rule, Schema, NodeContext], "Check | None"]
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def _study_types(node: Schema, rule: Rule) -> tuple[str, ...]:
+    """The types a node declares, as the rule reads them.
+
+    With ``null_makes_optional`` (the study), a ``null`` member of a type list makes the
+    parameter optional rather than admitting ``null`` as a value; with
+    ``enum_implies_type`` an untyped enum takes the type its members share.
+    """
+    types = node.types
+    if rule.options.get("null_makes_optional") and "null" in types and len(types) > 1:
+        types = tuple(t for t in types if t != "null")
+    if not types and rule.options.get("enum_implies_type") and node.enum is not None and node.boolean is None:
+        types = (_enum_base(node.enum),)
+    if not types and rule.options.get("enum_implies_type") and node.const is not None and _has_const(node):
+        types = (_enum_base((node.const,)),)
+    return types
+
+
+def _has_const(node: Schema) -> bool:
+    from .ir import ABSENT
+
+    return node.const is not ABSENT
+
+
+def _enum_base(members: tuple[Any, ...]) -> str:
+    """The type an untyped enum's members share: boolean, integer, number, else string."""
+    values = [m for m in members if m is not None]
+    if values and all(isinstance(m, bool) for m in values):
+        return "boolean"
+    if values and all(isinstance(m, int) and not isinstance(m, bool) for m in values):
+        return "integer"
+    if values and all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in values):
+        return "number"
+    return "string"
+
+
+def _type_test(name: str, integral_float_is_integer: bool) -> Callable[[Any], bool]:
+    exact = EXACT_TYPES[name]
+
+    def test(value: Any) -> bool:
+        if type(value) in exact:
+            return True
+        return is_json_type(value, name, integral_float_is_integer=integral_float_is_integer)
+
+    return test
+
+
+def _nullable(schema: Schema, rule: Rule) -> bool:
+    """Whether the study reads ``schema`` as optional: a null type member, null branch or null enum member."""
+    if not rule.options.get("nullable_is_optional"):
+        return False
+    if "null" in schema.types and len(schema.types) > 1:
+        return True
+    if schema.enum is not None and None in schema.enum and "null" not in schema.types:
+        return True
+    branches = schema.any_of or schema.one_of
+    return any(b.types == ("null",) for b in branches)
+
+
+# --- types -----------------------------------------------------------------------------------
+
+def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``type``: the value is of a declared type (``bool`` is never a number)."""
+    if node.boolean is not None:
+        return None
+    types = _study_types(node, rule)
+    if not types:
+        return None
+    integral = bool(rule.options.get("integral_float_is_integer"))
+    report = ctx.reporter(rule)
+    if len(types) == 1:
+        (name,) = types
+        exact = EXACT_TYPES[name]
+        test = _type_test(name, integral)
+
+        def check_one(value: Any, path: tuple, out: list) -> bool:
+            if type(value) in exact or test(value):
+                return False
+            return report(out, path, expected=name, got=type(value).__name__, value=value)
+
+        return check_one
+    tests = tuple(_type_test(t, integral) for t in types)
+    exact_any = frozenset().union(*(EXACT_TYPES[t] for t in types))
+    union_message = rule.options.get("union_message")
+    expected = " or ".join(types)
+
+    def check_many(value: Any, path: tuple, out: list) -> bool:
+        if type(value) in exact_any:
+            return False
+        if any(test(value) for test in tests):
+            return False
+        return report(out, path, union_message, expected=expected, got=type(value).__name__, value=value)
+
+    return check_many
+
+
+def boolean_schema(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """The schema ``false``: no value is allowed here (``true`` allows every value)."""
+    if node.boolean is not False:
+        return None
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        return report(out, path, value=value)
+
+    return check
+
+
+# --- enum and const -------------------------------------------------------------------------
+
+def _membership(rule: Rule, members: tuple[Any, ...]) -> Callable[[Any], bool]:
+    if rule.options.get("study_equality"):
+        lowered = frozenset(str(m).lower() for m in members)
+
+        def is_member(value: Any) -> bool:
+            if isinstance(value, str) and value.lower() in lowered:
+                return True
+            try:
+                return value in members
+            except Exception:  # a value whose == raises is not a member
+                return False
+
+        return is_member
+
+    def is_json_member(value: Any) -> bool:
+        return any(json_equal(value, m) for m in members)
+
+    return is_json_member
+
+
+def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``enum``: the value is one of the members (the study: strings compared case-insensitively)."""
+    if node.enum is None:
+        return None
+    members = node.enum
+    if rule.options.get("null_makes_optional") and "null" not in node.types:
+        members = tuple(m for m in members if m is not None)
+    if not members and rule.options.get("empty_accepts_all"):
+        return None
+    is_member = _membership(rule, members)
+    report = ctx.reporter(rule)
+    shown = list(members)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if is_member(value):
+            return False
+        return report(out, path, value=value, members=shown)
+
+    return check
+
+
+def const(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``const``: the value is exactly this one (the study reads it as a one-member enum)."""
+    if not _has_const(node):
+        return None
+    expected = node.const
+    is_member = _membership(rule, (expected,))
+    report = ctx.reporter(rule)
+    shown = [expected]
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if is_member(value):
+            return False
+        return report(out, path, value=value, const=expected, members=shown)
+
+    return check
+
+
+# --- numbers ---------------------------------------------------------------------------------
+
+def _number_test(rule: Rule) -> Callable[[Any], bool]:
+    if rule.options.get("bool_is_number"):  # the study compares True as 1
+        return lambda v: isinstance(v, (int, float))
+    return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
+    def operation(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+        limit = getattr(node, attribute)
+        if limit is None:
+            return None
+        is_number = _number_test(rule)
+        report = ctx.reporter(rule)
+
+        def check(value: Any, path: tuple, out: list) -> bool:
+            if is_number(value) and failed(value, limit):
+                return report(out, path, value=value, limit=limit)
+            return False
+
+        return check
+
+    operation.__name__ = attribute
+    operation.__doc__ = f"``{attribute}``: numbers only."
+    return operation
+
+
+minimum = _bound("minimum", lambda v, lim: v < lim)
+maximum = _bound("maximum", lambda v, lim: v > lim)
+exclusive_minimum = _bound("exclusive_minimum", lambda v, lim: v <= lim)
+exclusive_maximum = _bound("exclusive_maximum", lambda v, lim: v >= lim)
+multiple_of = _bound("multiple_of", lambda v, lim: v == v and abs(v) != float("inf") and not is_multiple_of(v, lim))
+
+
+# --- sizes -----------------------------------------------------------------------------------
+
+def _size(attribute: str, kinds: tuple[type, ...], too: Callable[[int, int], bool]) -> Operation:
+    def operation(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+        limit = getattr(node, attribute)
+        if limit is None:
+            return None
+        report = ctx.reporter(rule)
+
+        def check(value: Any, path: tuple, out: list) -> bool:
+            if isinstance(value, kinds) and too(len(value), limit):
+                return report(out, path, value=value, limit=limit, size=len(value))
+            return False
+
+        return check
+
+    operation.__name__ = attribute
+    operation.__doc__ = f"``{attribute}``: counts code points, items or properties."
+    return operation
+
+
+min_length = _size("min_length", (str,), lambda n, lim: n < lim)
+max_length = _size("max_length", (str,), lambda n, lim: n > lim)
+min_items = _size("min_items", (list, tuple), lambda n, lim: n < lim)
+max_items = _size("max_items", (list, tuple), lambda n, lim: n > lim)
+min_properties = _size("min_properties", (dict,), lambda n, lim: n < lim)
+max_properties = _size("max_properties", (dict,), lambda n, lim: n > lim)
+
+
+# --- strings ---------------------------------------------------------------------------------
+
+def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``pattern``: an unanchored search.  A pattern that does not compile is skipped.
+
+    Matching uses the ``regex`` engine with a timeout (``Limits.pattern_timeout``), so a
+    hostile pattern and value cannot hang the caller: a match that runs out of time is
+    reported as a finding (it fails closed).
+    """
+    if node.pattern is None:
+        return None
+    source = node.pattern
+    try:
+        re.compile(source)  # the study's rule: what Python cannot compile is skipped
+        compiled = regex.compile(source)
+    except (re.error, regex.error, RecursionError, OverflowError, ValueError):
+        return None
+    report = ctx.reporter(rule)
+    timeout = ctx.limits.pattern_timeout
+    longest = ctx.limits.max_pattern_subject
+    too_costly = rule.options.get("timeout_message")
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, str):
+            return False
+        if len(value) > longest:
+            return report(out, path, too_costly, value=value[:40] + "...", pattern=source, timeout=timeout)
+        try:
+            if compiled.search(value, timeout=timeout) is not None:
+                return False
+        except TimeoutError:
+            return report(out, path, too_costly, value=value, pattern=source, timeout=timeout)
+        return report(out, path, value=value, pattern=source)
+
+    return check
+
+
+# --- objects ---------------------------------------------------------------------------------
+
+def _resolver(node: Schema, canonical: bool) -> Callable[[Any], str | None]:
+    """Finds the declared property an argument key names (exact, then canonical when allowed)."""
+    exact = {p.name for p in node.properties}
+    by_canonical: dict[str, str] = {}
+    if canonical:
+        for prop in node.properties:
+            by_canonical.setdefault(canonical_name(prop.name), prop.name)
+
+    def resolve(key: Any) -> str | None:
+        if key in exact:
+            return key
+        if canonical and isinstance(key, str):
+            folded = canonical_name(key)
+            return by_canonical.get(folded) if folded else None
+        return None
+
+    return resolve
+
+
+def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``properties``: each argument's value is checked against its property's schema.
+
+    Options: ``canonical_names`` (``termMonths`` is ``term_months``), and
+    ``skip_null_optional_at_root`` (the study: ``None`` for an optional top-level argument
+    means "not given").
+    """
+    if not node.properties:
+        return None
+    checks = {p.name: ctx.compile(p.schema) for p in node.properties}
+    canonical = bool(rule.options.get("canonical_names"))
+    resolve = _resolver(node, canonical)
+    skip_null = bool(rule.options.get("skip_null_optional_at_root")) and ctx.root
+    required = frozenset(node.required)
+    max_depth = ctx.limits.max_depth
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, dict):
+            return False
+        if len(path) >= max_depth:
+            return False
+        failed = False
+        for key, item in value.items():
+            sub = checks.get(key)
+            name = key
+            if sub is None:
+                name = resolve(key)
+                if name is None:
+                    continue
+                sub = checks[name]
+            if item is None and skip_null and name not in required:
+                continue
+            if sub(item, path + (key,), out):
+                failed = True
+        return failed
+
+    return check
+
+
+def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``additionalProperties``: arguments the object does not declare.
+
+    ``false`` reports each undeclared key (``unknown_args``); a schema checks their values.
+    With ``closed_when_properties`` (the study), an object that lists properties and says
+    nothing about others is closed.
+    """
+    extra = node.additional_properties
+    if extra is None and rule.options.get("closed_when_properties") and node.properties:
+        extra = False
+    if extra is None or extra is True:
+        return None
+    canonical = bool(rule.options.get("canonical_names"))
+    resolve = _resolver(node, canonical)
+    declared = frozenset(p.name for p in node.properties)
+    patterns = []
+    for source, _ in node.pattern_properties:
+        try:
+            patterns.append(regex.compile(source))
+        except regex.error:
+            continue
+    timeout = ctx.limits.pattern_timeout
+    report = ctx.reporter(rule)
+    sub = ctx.compile(extra) if isinstance(extra, Schema) else None
+
+    def undeclared(key: Any) -> bool:
+        if resolve(key) is not None:
+            return False
+        if patterns and isinstance(key, str):
+            try:
+                return not any(p.search(key, timeout=timeout) for p in patterns)
+            except TimeoutError:
+                return True
+        return True
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, dict) or value.keys() <= declared:
+            return False
+        failed = False
+        for key, item in value.items():
+            if key in declared or not undeclared(key):
+                continue
+            if sub is None:
+                failed = report(out, path + (key,), key=key) or failed
+            elif sub(item, path + (key,), out):
+                failed = True
+        return failed
+
+    return check
+
+
+def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``required``: each required property is present (by its canonical name, in the study)."""
+    declared = {p.name: p.schema for p in node.properties}
+    names = node.required
+    if rule.options.get("declared_only"):
+        names = tuple(n for n in names if n in declared)
+    names = tuple(n for n in names if not (n in declared and _nullable(declared[n], rule)))
+    if not names:
+        return None
+    wanted = frozenset(names)
+    canonical = bool(rule.options.get("canonical_names"))
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, dict) or wanted <= value.keys():
+            return False
+        given = {canonical_name(k) for k in value if isinstance(k, str)} if canonical else set()
+        failed = False
+        for name in names:
+            if name in value or (canonical and canonical_name(name) in given):
+                continue
+            failed = report(out, path + (name,), name=name)
+        return failed
+
+    return check
+
+
+def dependent_required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``dependentRequired``: when a property is present, these others must be too."""
+    if not node.dependent_required:
+        return None
+    report = ctx.reporter(rule)
+    pairs = node.dependent_required
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, dict):
+            return False
+        failed = False
+        for trigger, needed in pairs:
+            if trigger in value:
+                for name in needed:
+                    if name not in value:
+                        failed = report(out, path + (name,), name=name, trigger=trigger)
+        return failed
+
+    return check
+
+
+def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``patternProperties``: values of keys that match a pattern are checked against its schema."""
+    if not node.pattern_properties:
+        return None
+    compiled = []
+    for source, schema in node.pattern_properties:
+        try:
+            compiled.append((regex.compile(source), ctx.compile(schema)))
+        except regex.error:
+            continue
+    timeout = ctx.limits.pattern_timeout
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, dict):
+            return False
+        failed = False
+        for key, item in value.items():
+            for expression, sub in compiled:
+                try:
+                    hit = isinstance(key, str) and expression.search(key, timeout=timeout) is not None
+                except TimeoutError:
+                    hit = True
+                if hit and sub(item, path + (key,), out):
+                    failed = True
+        return failed
+
+    return check
+
+
+def property_names(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``propertyNames``: every key, as a string, satisfies the schema."""
+    if node.property_names is None:
+        return None
+    sub = ctx.compile(node.property_names)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, dict):
+            return False
+        failed = False
+        for key in value:
+            if sub(key, path + (key,), out):
+                failed = True
+        return failed
+
+    return check
+
+
+# --- arrays ----------------------------------------------------------------------------------
+
+def prefix_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``prefixItems``: the first items are checked position by position."""
+    if not node.prefix_items:
+        return None
+    subs = tuple(ctx.compile(s) for s in node.prefix_items)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, (list, tuple)):
+            return False
+        failed = False
+        for index, (sub, item) in enumerate(zip(subs, value)):
+            if sub(item, path + (index,), out):
+                failed = True
+        return failed
+
+    return check
+
+
+def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``items``: every item after the ``prefixItems`` is checked against the schema."""
+    if node.items is None:
+        return None
+    sub = ctx.compile(node.items)
+    if sub is accept:
+        return None
+    start = len(node.prefix_items)
+    max_depth = ctx.limits.max_depth
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, (list, tuple)) or len(path) >= max_depth:
+            return False
+        failed = False
+        for index in range(start, len(value)):
+            if sub(value[index], path + (index,), out):
+                failed = True
+        return failed
+
+    return check
+
+
+def unique_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``uniqueItems``: no two items are equal (JSON equality)."""
+    if not node.unique_items:
+        return None
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, (list, tuple)):
+            return False
+        for i in range(len(value)):
+            for j in range(i):
+                if json_equal(value[i], value[j]):
+                    return report(out, path, first=j, second=i)
+        return False
+
+    return check
+
+
+def contains(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``contains`` with ``minContains``/``maxContains``: how many items match the schema."""
+    if node.contains is None:
+        return None
+    sub = ctx.compile(node.contains)
+    low = 1 if node.min_contains is None else node.min_contains
+    high = node.max_contains
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if not isinstance(value, (list, tuple)):
+            return False
+        hits = sum(1 for item in value if not sub(item, path, []))
+        if hits < low or (high is not None and hits > high):
+            return report(out, path, count=hits, low=low, high=high if high is not None else "any")
+        return False
+
+    return check
+
+
+# --- combinators -----------------------------------------------------------------------------
+
+def _branches(node_branches: tuple[Schema, ...], rule: Rule) -> tuple[Schema, ...]:
+    if rule.options.get("null_makes_optional"):
+        return tuple(b for b in node_branches if b.types != ("null",))
+    return node_branches
+
+
+def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``anyOf`` (and, with ``one_of_as_any_of``, ``oneOf``): at least one branch accepts the value.
+
+    The study reads it as a union: a single non-null branch is that branch itself, and when
+    no branch accepts the value the branches' own messages are replaced by one.
+    """
+    branches = node.any_of
+    if not branches and rule.options.get("one_of_as_any_of"):
+        branches = node.one_of
+    branches = _branches(branches, rule)
+    if not branches:
+        return None
+    if len(branches) == 1 and rule.options.get("single_branch_inline"):
+        return ctx.compile(branches[0])
+    subs = tuple(ctx.compile(b) for b in branches)
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        for sub in subs:
+            if not sub(value, path, []):
+                return False
+        return report(out, path, value=value, got=type(value).__name__)
+
+    return check
+
+
+def one_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``oneOf``: exactly one branch accepts the value."""
+    if not node.one_of:
+        return None
+    subs = tuple(ctx.compile(b) for b in node.one_of)
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        hits = sum(1 for sub in subs if not sub(value, path, []))
+        if hits == 1:
+            return False
+        return report(out, path, value=value, count=hits, got=type(value).__name__)
+
+    return check
+
+
+def all_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``allOf``: every branch accepts the value; each branch reports its own findings."""
+    if not node.all_of:
+        return None
+    subs = tuple(ctx.compile(b) for b in node.all_of)
+    if len(subs) == 1:
+        return subs[0]
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        failed = False
+        for sub in subs:
+            if sub(value, path, out):
+                failed = True
+        return failed
+
+    return check
+
+
+def not_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``not``: the value must not satisfy the schema."""
+    if node.not_ is None:
+        return None
+    sub = ctx.compile(node.not_)
+    report = ctx.reporter(rule)
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        if sub(value, path, []):
+            return False
+        return report(out, path, value=value)
+
+    return check
+
+
+def if_then_else(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``if``/``then``/``else``: the branch the condition picks applies."""
+    if node.if_ is None or (node.then_ is None and node.else_ is None):
+        return None
+    condition = ctx.compile(node.if_)
+    then = ctx.compile(node.then_) if node.then_ is not None else accept
+    otherwise = ctx.compile(node.else_) if node.else_ is not None else accept
+
+    def check(value: Any, path: tuple, out: list) -> bool:
+        branch = otherwise if condition(value, path, []) else then
+        return branch(value, path, out)
+
+    return check
+
+
+def ref(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """``$ref``: the value also satisfies the schema the reference points to."""
+    if node.ref is None:
+        return None
+    return ctx.compile(ctx.resolve(node.ref))

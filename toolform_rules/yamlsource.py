@@ -1,0 +1,118 @@
+"""Safe YAML loading that remembers where every mapping, key and list item was written.
+
+Rule files and policies are reviewed text; when one is wrong the error must name the
+file, line and field.  This loader is PyYAML's ``SafeLoader`` (no object construction
+from tags) whose mappings and lists carry their source positions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import RuleFileError
+
+
+class Located:
+    """Mixin for containers that know where they were written (1-based line and column)."""
+
+    source: str = "<string>"
+    line: int | None = None
+    column: int | None = None
+    # For a mapping: key -> (line, column) of the key; for a list: index -> (line, column).
+    positions: dict[Any, tuple[int, int]]
+
+    def position_of(self, key: Any) -> tuple[int | None, int | None]:
+        """Where ``key`` (a mapping key or list index) was written, or the container's own place."""
+        return self.positions.get(key, (self.line, self.column))
+
+
+class LocatedDict(dict, Located):
+    """A ``dict`` from YAML that remembers where it and each of its keys were written."""
+
+
+class LocatedList(list, Located):
+    """A ``list`` from YAML that remembers where it and each of its items were written."""
+
+
+class _LocatingLoader(yaml.SafeLoader):
+    """SafeLoader whose mappings and sequences record source positions."""
+
+    source_name = "<string>"
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:  # type: ignore[override]
+        plain = super().construct_mapping(node, deep=True)
+        located = LocatedDict(plain)
+        located.source = self.source_name
+        located.line, located.column = node.start_mark.line + 1, node.start_mark.column + 1
+        located.positions = {}
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                continue
+            if key in seen:
+                raise RuleFileError(
+                    f"key {key!r} is given twice in one mapping",
+                    source=self.source_name,
+                    line=key_node.start_mark.line + 1,
+                    column=key_node.start_mark.column + 1,
+                    field=str(key),
+                )
+            seen.add(key)
+            located.positions[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        return located
+
+    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:  # type: ignore[override]
+        located = LocatedList(super().construct_sequence(node, deep=True))
+        located.source = self.source_name
+        located.line, located.column = node.start_mark.line + 1, node.start_mark.column + 1
+        located.positions = {
+            i: (item.start_mark.line + 1, item.start_mark.column + 1) for i, item in enumerate(node.value)
+        }
+        return located
+
+
+_LocatingLoader.add_constructor("tag:yaml.org,2002:map", _LocatingLoader.construct_mapping)
+_LocatingLoader.add_constructor("tag:yaml.org,2002:seq", _LocatingLoader.construct_sequence)
+
+
+def load_yaml(text: str, *, source: str = "<string>", max_bytes: int = 1_000_000) -> Any:
+    """Parse YAML text safely; mappings and lists remember their positions.
+
+    >>> doc = load_yaml("a: 1\\nb:\\n  - x\\n", source="demo.yaml")
+    >>> doc["b"], doc.position_of("b")
+    (['x'], (2, 1))
+    """
+    if len(text) > max_bytes:
+        raise RuleFileError(f"file is larger than {max_bytes} bytes", source=source)
+    loader = _LocatingLoader(text)
+    loader.source_name = source
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        raise RuleFileError(
+            f"not valid YAML: {err.problem or err.context}",
+            source=source,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+        ) from None
+    except yaml.YAMLError as err:
+        raise RuleFileError(f"not valid YAML: {err}", source=source) from None
+    finally:
+        loader.dispose()
+
+
+def load_yaml_file(path: str | Path, *, max_bytes: int = 1_000_000) -> Any:
+    """Read and parse one YAML file (see :func:`load_yaml`)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise RuleFileError(f"cannot read the file: {err.strerror}", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise RuleFileError("the file is not UTF-8 text", source=str(path)) from None
+    return load_yaml(text, source=str(path), max_bytes=max_bytes)
