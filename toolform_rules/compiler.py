@@ -196,6 +196,7 @@ class Program:
     check: Check
     late_rules: frozenset[str]  # rules whose findings come after all others in their bucket
     rule_order: dict[str, int]
+    positional_rules: frozenset[str]  # rules whose findings are listed in argument order, depth first
 
     def run(self, arguments: Any) -> ValidationReport:
         """Validate one call's arguments; the input is never modified."""
@@ -205,10 +206,39 @@ class Program:
         self.check(arguments, (), out)
         if not out:
             return VALID
+        if self.positional_rules and len(out) > 1:
+            _order_by_position(out, self.positional_rules, arguments)
         if self.late_rules and any(f.rule in self.late_rules for f in out):
             order = self.rule_order
             out.sort(key=lambda f: order.get(f.rule, 0))
         return ValidationReport(tuple(out))
+
+
+def _position(path: tuple, value: Any) -> tuple[int, ...]:
+    """Where ``path`` stands in ``value``: the index of each key or item along the way."""
+    out = []
+    for part in path:
+        if isinstance(value, dict):
+            keys = list(value)
+            out.append(keys.index(part) if part in value else len(keys))
+            value = value.get(part)
+        elif isinstance(value, (list, tuple)) and isinstance(part, int) and part < len(value):
+            out.append(part)
+            value = value[part]
+        else:
+            out.append(0)
+            value = None
+    return tuple(out)
+
+
+def _order_by_position(findings: list[Finding], rules: frozenset[str], arguments: Any) -> None:
+    """Reorder, in place and among themselves, the findings of ``rules`` by their position in the call."""
+    slots = [i for i, f in enumerate(findings) if f.rule in rules]
+    if len(slots) < 2:
+        return
+    ordered = sorted((findings[i] for i in slots), key=lambda f: _position(f.path, arguments))
+    for slot, finding in zip(slots, ordered):
+        findings[slot] = finding
 
 
 def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits) -> Program:
@@ -216,5 +246,6 @@ def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits) -> Program
     compiler = Compiler(rules, tool, limits)
     check = compiler.compile_node(tool.parameters, root=True)
     normalise = compiler.normaliser_of(tool.parameters, root=True) if compiler.normalise_rules else None
-    late = {r.id: int(r.options.get("order", 0)) for r in rules}
-    return Program(tool, normalise, check, frozenset(k for k, v in late.items() if v), late)
+    late = {r.id: r.order for r in rules}
+    positional = frozenset(r.id for r in rules if r.listed == "in argument order")
+    return Program(tool, normalise, check, frozenset(k for k, v in late.items() if v), late, positional)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -22,18 +23,17 @@ from .toolset import Toolset
 
 KINDS = ("auto", "openai", "anthropic", "mcp", "bfcl")
 
-# Type names of the dialects found in the wild, with their JSON Schema meaning.  BFCL's
-# Python docs say dict/float/tuple/any; its Java and JavaScript docs use the languages'
-# own type names.
+# BFCL's Python docs write dict/float/tuple/any for JSON Schema's object/number/array/(any).
 DIALECT_TYPES: dict[str, tuple[str, ...]] = {
     "dict": ("object",), "float": ("number",), "tuple": ("array",), "any": (),
-    "String": ("string",), "char": ("string",), "str": ("string",),
-    "Boolean": ("boolean",), "bool": ("boolean",),
-    "long": ("integer",), "int": ("integer",), "Integer": ("integer",),
-    "double": ("number",), "Double": ("number",), "Float": ("number",),
-    "HashMap": ("object",), "Map": ("object",), "object ": ("object",),
-    "ArrayList": ("array",), "Array": ("array",), "List": ("array",), "list": ("array",),
 }
+# BFCL's Java and JavaScript docs name the languages' own types, and their answers are
+# source text in those languages ("new HashMap<>()", "userProfile"): such a parameter is
+# read as accepting any value, with a warning.
+SOURCE_LANGUAGE_TYPES = frozenset({
+    "String", "char", "Boolean", "long", "int", "Integer", "short", "byte", "double", "Double",
+    "Float", "HashMap", "Map", "ArrayList", "List", "Array", "Set", "Object", "str", "bool", "list",
+})
 
 _NUMBER_KEYWORDS = {
     "minimum": "minimum", "maximum": "maximum", "exclusiveMinimum": "exclusive_minimum",
@@ -63,6 +63,7 @@ class _Reader:
         self.definitions: dict[str, Schema] = {}
         self.pending: list[str] = []
         self.warnings: list[str] = []
+        self.index: _SchemaIndex | None = None  # the $id/$anchor table, built at the first $ref
 
     def fail(self, message: str, path: str) -> LoaderError:
         return LoaderError(message, source=self.source, tool=self.tool, path=self.where + path)
@@ -129,7 +130,7 @@ class _Reader:
                     self.read(sub, f"{pointer}/{key}/{i}", f"{path}.{key}[{i}]", depth + 1)
                     for i, sub in enumerate(items))
         if "$ref" in raw:
-            fields["ref"] = self._ref(raw["$ref"], f"{path}.$ref")
+            fields["ref"] = self._ref(raw["$ref"], pointer, f"{path}.$ref")
         return Schema(**fields)
 
     def _types(self, raw: Mapping[str, Any], path: str) -> tuple[tuple[str, ...], bool]:
@@ -148,9 +149,10 @@ class _Reader:
             elif name in DIALECT_TYPES:
                 mapped = DIALECT_TYPES[name]
                 tuple_like = tuple_like or name == "tuple"
-            elif name.strip() == "":
+            elif name.strip() == "" or name in SOURCE_LANGUAGE_TYPES:
                 mapped = ()
-                self.warnings.append(f"tool {self.tool!r} at {self.where}{path}.type: an empty type, read as any")
+                what = "an empty type" if not name.strip() else f"the source-language type {name!r}"
+                self.warnings.append(f"tool {self.tool!r} at {self.where}{path}.type: {what}, read as any value")
             else:
                 raise self.fail(f"unknown type {name!r}; expected one of {', '.join(JSON_TYPES)} "
                                 f"(or a BFCL name: dict, float, tuple, any)", f"{path}.type")
@@ -221,14 +223,41 @@ class _Reader:
                 self.read(sub, f"{pointer}/prefixItems/{i}", f"{path}.prefixItems[{i}]", depth + 1)
                 for i, sub in enumerate(prefix))
 
-    def _ref(self, ref: Any, path: str) -> str:
+    def _ref(self, ref: Any, pointer: str, path: str) -> str:
+        """The ``definitions`` key of the schema ``ref`` (written at ``pointer``) names.
+
+        The reference is resolved as JSON Schema 2020-12 says: against the base URI the
+        ``$id``s around ``pointer`` set, to a schema of this document (its root or one
+        that declares that ``$id``), then to the JSON pointer or ``$anchor`` in the
+        fragment.  The key is that schema's canonical pointer from the document's root
+        (``#/$defs/a~1b``), so equal targets share one key.  A reference to any other
+        document is refused: only local references are supported.
+        """
+        from urllib.parse import unquote
+
         if not isinstance(ref, str):
             raise self.fail(f"$ref must be a string, got {_json_type(ref)}", path)
-        if not ref.startswith("#"):
-            raise self.fail(f"only local references (#/...) are supported, got {ref!r}", path)
-        if ref not in self.definitions and ref not in self.pending:
-            self.pending.append(ref)
-        return ref
+        if self.index is None:
+            self.index = _SchemaIndex(self.root, self.limits.max_depth)
+        uri, _, fragment = _resolve_uri(self.index.base_at(pointer), ref).partition("#")
+        resource = self.index.resources.get(uri)
+        if resource is None:
+            raise self.fail(f"only local references (to this schema or a schema inside it) are supported, "
+                            f"got {ref!r}", path)
+        fragment = unquote(fragment)
+        if fragment == "":
+            key = resource
+        elif fragment.startswith("/"):
+            tokens = (t.replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
+            key = resource + "".join("/" + _escape(t) for t in tokens)
+        else:
+            found = self.index.anchors.get(f"{uri}#{fragment}")
+            if found is None:
+                raise self.fail(f"$ref {ref!r} names the anchor {fragment!r}, which no schema here declares", path)
+            key = found
+        if key not in self.definitions and key not in self.pending:
+            self.pending.append(key)
+        return key
 
     def resolve_pending(self) -> None:
         """Read every schema a ``$ref`` points to (and the refs inside those)."""
@@ -248,11 +277,114 @@ def _escape(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
 
 
-def _follow_pointer(root: Any, ref: str) -> Any:
-    from urllib.parse import unquote
+# --- $ref resolution: base URIs, embedded resources ($id) and anchors --------------------------
 
+#: The base URI of a schema that declares no ``$id`` (RFC 3986 resolution needs one).
+_DEFAULT_BASE = "urn:toolform:schema"
+# Where a schema holds subschemas: maps of them, one of them, arrays of them.
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SUBSCHEMA_ONE = ("additionalProperties", "unevaluatedProperties", "propertyNames", "items", "additionalItems",
+                  "unevaluatedItems", "contains", "not", "if", "then", "else", "contentSchema")
+_SUBSCHEMA_ARRAYS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+
+
+class _SchemaIndex:
+    """Every subschema's base URI, and the schemas ``$id``s and ``$anchor``s name, by URI.
+
+    Only subschema positions are walked, so an ``$id`` inside ``enum``, ``const`` or
+    ``default`` (data, not a schema) identifies nothing.
+
+    >>> index = _SchemaIndex({"$id": "http://x.org/a.json", "$defs": {"b": {"$id": "b.json", "$anchor": "t"}}}, 64)
+    >>> index.resources["http://x.org/b.json"], index.anchors["http://x.org/b.json#t"], index.base_at("#/$defs/b/x")
+    ('#/$defs/b', '#/$defs/b', 'http://x.org/b.json')
+    """
+
+    def __init__(self, root: Any, max_depth: int) -> None:
+        self.bases: dict[str, str] = {}
+        self.resources: dict[str, str] = {}  # absolute URI (no fragment) → pointer
+        self.anchors: dict[str, str] = {}  # absolute URI#name → pointer
+        if not (isinstance(root, Mapping) and isinstance(root.get("$id"), str)):
+            self.resources[_DEFAULT_BASE] = "#"
+        stack: list[tuple[Any, str, str, int]] = [(root, "#", _DEFAULT_BASE, 0)]
+        while stack:
+            node, pointer, base, depth = stack.pop()
+            if not isinstance(node, Mapping) or depth > max_depth:
+                continue
+            if isinstance(node.get("$id"), str):
+                base = _resolve_uri(base, node["$id"]).partition("#")[0]
+                self.resources.setdefault(base, pointer)
+            self.bases[pointer] = base
+            for key in ("$anchor", "$dynamicAnchor"):
+                if isinstance(node.get(key), str):
+                    self.anchors.setdefault(f"{base}#{node[key]}", pointer)
+            for key in _SUBSCHEMA_MAPS:
+                if isinstance(node.get(key), Mapping):
+                    stack.extend((sub, f"{pointer}/{key}/{_escape(str(name))}", base, depth + 1)
+                                 for name, sub in node[key].items())
+            for key in _SUBSCHEMA_ONE:
+                if isinstance(node.get(key), Mapping):
+                    stack.append((node[key], f"{pointer}/{key}", base, depth + 1))
+            for key in _SUBSCHEMA_ARRAYS:
+                if isinstance(node.get(key), list):
+                    stack.extend((sub, f"{pointer}/{key}/{i}", base, depth + 1) for i, sub in enumerate(node[key]))
+
+    def base_at(self, pointer: str) -> str:
+        """The base URI in force at ``pointer`` (that of the nearest indexed schema above it)."""
+        while pointer not in self.bases and "/" in pointer:
+            pointer = pointer.rpartition("/")[0]
+        return self.bases.get(pointer, _DEFAULT_BASE)
+
+
+_URI = re.compile(r"(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.S)
+
+
+def _resolve_uri(base: str, ref: str) -> str:
+    """``ref`` resolved against the absolute URI ``base`` (RFC 3986, section 5.2).
+
+    >>> _resolve_uri("http://a/b/c/d;p?q", "../g?y#s"), _resolve_uri("urn:uuid:1234", "#/$defs/x")
+    ('http://a/b/g?y#s', 'urn:uuid:1234#/$defs/x')
+    """
+    scheme, authority, path, query, fragment = _URI.fullmatch(ref).groups()  # type: ignore[union-attr]
+    if scheme is None:
+        scheme, base_authority, base_path, base_query, _ = _URI.fullmatch(base).groups()  # type: ignore[union-attr]
+        if authority is None:
+            authority = base_authority
+            if path == "":
+                path, query = base_path, base_query if query is None else query
+            elif not path.startswith("/"):
+                path = ("/" if base_authority is not None and base_path == "" else
+                        base_path[:base_path.rfind("/") + 1]) + path
+    path = _remove_dot_segments(path)
+    return "".join((f"{scheme}:" if scheme is not None else "", f"//{authority}" if authority is not None else "",
+                    path, f"?{query}" if query is not None else "", f"#{fragment}" if fragment is not None else ""))
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986, section 5.2.4: ``/a/b/../c/./d`` is ``/a/c/d``."""
+    if "." not in path:
+        return path
+    out: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == ".":
+            if last:
+                out.append("")
+        elif segment == "..":
+            if len(out) > 1 or (out and out[0] != ""):
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    result = "/".join(out)
+    return "/" + result if path.startswith("/") and not result.startswith("/") else result
+
+
+def _follow_pointer(root: Any, ref: str) -> Any:
+    """The node at canonical pointer ``ref`` (``#/a~1b/0``, already percent-decoded by ``_ref``)."""
     node = root
-    fragment = unquote(ref[1:])
+    fragment = ref[1:]
     if fragment == "":
         return node
     if not fragment.startswith("/"):

@@ -149,8 +149,16 @@ def bool_to_number(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
 
 
 def integral_float_to_integer(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
-    """A float with no fraction (``5.0``) where an integer is wanted becomes ``5``."""
-    if not _gate(kind_of(node, ctx), rule, ("integer", "enum:integer")):
+    """A float with no fraction (``5.0``) where an integer is wanted becomes ``5``.
+
+    In a union, where the first numeric branch is an integer one.
+    """
+    kind = kind_of(node, ctx)
+    if kind.name == "union":
+        numeric = [k.name for k in (kind_of(b, ctx) for b in kind.branches) if k.name in ("integer", "number")]
+        if not numeric or numeric[0] != "integer":
+            return None
+    elif not _gate(kind, rule, ("integer", "enum:integer")):
         return None
 
     def transform(value: Any) -> Any:

@@ -49,8 +49,10 @@ class Rule:
 
     ``halts``: when this rule fails on a value, later rules skip that value (the type rule).
     ``unconditional``: this rule runs on a value even after a halting rule failed on it.
-    ``options``: what the operation reads to behave as this profile wants; ``order`` in
-    the options sorts this rule's findings after those of lower order.
+    ``order``: findings of a rule with a higher order come after those of lower order.
+    ``listed``: ``in argument order`` lists this rule's findings in the order the call
+    wrote the arguments, depth first (else as the checks found them).
+    ``options``: what the operation reads to behave as this profile wants.
     """
 
     id: str
@@ -60,6 +62,8 @@ class Rule:
     message: str | None = None
     halts: bool = False
     unconditional: bool = False
+    order: int = 0
+    listed: str = attrs.field(default="as found", validator=_one_of(("as found", "in argument order")))
     options: dict[str, Any] = attrs.field(factory=dict)
     description: str = ""
     source: SourceLocation = SourceLocation("<unknown>")

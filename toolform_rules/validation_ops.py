@@ -263,19 +263,87 @@ max_properties = _size("max_properties", (dict,), lambda n, lim: n > lim)
 
 # --- strings ---------------------------------------------------------------------------------
 
+_ECMA_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_"}
+
+
+def _ecma_to_regex(source: str) -> str:
+    """An ECMA-262 pattern (what JSON Schema specifies) in the ``regex`` engine's syntax.
+
+    What differs cheaply is translated: ``$`` ends the input (Python's also matches before
+    a final newline), ``.`` excludes every line terminator, ``\\d`` and ``\\w`` are ASCII
+    and ``\\u{1F600}`` names a code point.  Unicode properties (``\\p{Letter}``) are
+    understood by the ``regex`` engine as they are.
+
+    >>> _ecma_to_regex(r"^\\d+.$"), _ecma_to_regex(r"[\\w$]\\u{1F600}")
+    ('^[0-9]+[^\\\\n\\\\r\\\\u2028\\\\u2029]\\\\Z', '[A-Za-z0-9_$]\\\\U0001f600')
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(source):
+        char = source[i]
+        if char == "\\" and i + 1 < len(source):
+            escaped = source[i + 1]
+            end = source.find("}", i + 3) if source.startswith("u{", i + 1) else -1
+            if end != -1 and _is_hex(source[i + 3:end]) and int(source[i + 3:end], 16) <= 0x10FFFF:
+                out.append(f"\\U{int(source[i + 3:end], 16):08x}")
+                i = end + 1
+                continue
+            if escaped in _ECMA_CLASSES:
+                out.append(_ECMA_CLASSES[escaped] if in_class else f"[{_ECMA_CLASSES[escaped]}]")
+            elif escaped in "DW" and not in_class:
+                out.append(f"[^{_ECMA_CLASSES[escaped.lower()]}]")
+            else:
+                out.append(source[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+            out.append(char)
+        elif source.startswith("[]", i) or source.startswith("[^]", i):  # ECMA: match nothing, anything
+            out.append("(?!)" if source[i + 1] == "]" else "[\\s\\S]")
+            i += 1 if source[i + 1] == "]" else 2
+        elif char == "[":
+            in_class = True
+            out.append(char)
+            if source.startswith("^", i + 1):
+                out.append("^")
+                i += 1
+        elif char == "$":
+            out.append("\\Z")
+        elif char == ".":
+            out.append("[^\\n\\r\\u2028\\u2029]")
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _is_hex(text: str) -> bool:
+    return 0 < len(text) <= 6 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _compile_pattern(source: str, rule: Rule) -> Any:
+    """``source`` compiled by the ``regex`` engine; read as ECMA-262 when the rule says ``ecma_regex``."""
+    return regex.compile(_ecma_to_regex(source) if rule.options.get("ecma_regex") else source)
+
+
 def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``pattern``: an unanchored search.  A pattern that does not compile is skipped.
 
     Matching uses the ``regex`` engine with a timeout (``Limits.pattern_timeout``), so a
     hostile pattern and value cannot hang the caller: a match that runs out of time is
-    reported as a finding (it fails closed).
+    reported as a finding (it fails closed).  With ``ecma_regex`` (the ``jsonschema``
+    profile) the pattern is read as ECMA-262 and only the ``regex`` engine must compile
+    it (so ``\\p{Letter}`` works); otherwise Python's ``re`` must compile it too.
     """
     if node.pattern is None:
         return None
     source = node.pattern
     try:
-        re.compile(source)  # the study's rule: what Python cannot compile is skipped
-        compiled = regex.compile(source)
+        if not rule.options.get("ecma_regex"):
+            re.compile(source)  # the study's rule: what Python cannot compile is skipped
+        compiled = _compile_pattern(source, rule)
     except (re.error, regex.error, RecursionError, OverflowError, ValueError):
         return None
     report = ctx.reporter(rule)
@@ -332,7 +400,8 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     canonical = bool(rule.options.get("canonical_names"))
     resolve = _resolver(node, canonical)
     skip_null = bool(rule.options.get("skip_null_optional_at_root")) and ctx.root
-    required = frozenset(node.required)
+    required = frozenset(p.name for p in node.properties
+                         if p.name in node.required and not _nullable(p.schema, rule))
     max_depth = ctx.limits.max_depth
 
     def check(value: Any, path: tuple, out: list) -> bool:
@@ -362,12 +431,12 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
     """``additionalProperties``: arguments the object does not declare.
 
     ``false`` reports each undeclared key (``unknown_args``); a schema checks their values.
-    With ``closed_when_properties`` (the study), an object that lists properties and says
-    nothing about others is closed.
+    With ``closed_when_properties`` (the study), a tool's arguments, and an object that
+    lists properties, are closed unless ``additionalProperties`` says otherwise.
     """
     extra = node.additional_properties
-    if extra is None and rule.options.get("closed_when_properties") and node.properties:
-        extra = False
+    if extra is None and rule.options.get("closed_when_properties") and (node.properties or ctx.root):
+        extra = False  # the study: a tool's arguments are closed, and so is an object that lists properties
     if extra is None or extra is True:
         return None
     canonical = bool(rule.options.get("canonical_names"))
@@ -376,7 +445,7 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
     patterns = []
     for source, _ in node.pattern_properties:
         try:
-            patterns.append(regex.compile(source))
+            patterns.append(_compile_pattern(source, rule))
         except regex.error:
             continue
     timeout = ctx.limits.pattern_timeout
@@ -464,7 +533,7 @@ def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
     compiled = []
     for source, schema in node.pattern_properties:
         try:
-            compiled.append((regex.compile(source), ctx.compile(schema)))
+            compiled.append((_compile_pattern(source, rule), ctx.compile(schema)))
         except regex.error:
             continue
     timeout = ctx.limits.pattern_timeout

@@ -1,0 +1,413 @@
+"""The command line: ``toolform-rules validate | demo | rules``.
+
+``validate`` checks calls against a toolset and exits 0 (all valid), 1 (any invalid) or
+2 (a usage or input error, reported on one line of stderr); ``demo`` runs the bundled
+sample; ``rules`` lists a profile's rules, or writes the rule reference as Markdown
+(``docs/rules.md`` is this output).
+
+>>> main(["validate", '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", '
+...       '"value": 10, "term_months": 12}}'])
+legal_draft_v3: valid (profile sdk)
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import attrs
+
+from .calls import as_call
+from .engine import NORMALISATION_PROFILES, normalize_call, validate_arguments
+from .errors import ToolformRulesError
+from .loaders import KINDS, load_tools
+from .report import ValidationReport, format_path
+from .rules import BUCKETS, Rule, RuleSet, builtin_rules
+from .samples import sample_tool, sample_toolset
+from .toolset import Toolset
+
+PROG = "toolform-rules"
+VALIDATION_PROFILES = ("sdk", "study", "jsonschema")
+EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+#: The order of the profiles in the rule reference: study before sdk, which extends it.
+REFERENCE_ORDER = ("study", "sdk", "jsonschema", *NORMALISATION_PROFILES)
+
+
+class UsageError(Exception):
+    """A command line or an input the CLI cannot use; ``main`` prints it on one line and returns 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+# --- reading calls ----------------------------------------------------------------------------
+
+def read_calls(spec: str) -> tuple[list[Any], bool]:
+    """The calls ``spec`` names and whether it held a list: ``-`` is stdin, text starting
+    with ``{`` or ``[`` is JSON, anything else a path to a file holding JSON.
+
+    >>> read_calls('{"name": "f", "arguments": {}}')
+    ([{'name': 'f', 'arguments': {}}], False)
+    """
+    if spec == "-":
+        text, source = sys.stdin.read(), "stdin"
+    elif spec.lstrip().startswith(("{", "[")):
+        text, source = spec, "CALL"
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise UsageError(f"no such file: {spec} (CALL is JSON text, a file holding JSON, or - for stdin)")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise UsageError(f"{spec} is not UTF-8 text (byte {err.start})") from None
+        source = spec
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{source} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{source} is JSON nested too deeply to read") from None
+    calls = doc if isinstance(doc, list) else [doc]
+    for index, call in enumerate(calls):
+        if not isinstance(call, dict):
+            where = f"{source} item {index}" if isinstance(doc, list) else source
+            raise UsageError(f"{where} is not a call: expected an object with \"name\" and \"arguments\", "
+                             f"got {type(call).__name__}")
+    return calls, isinstance(doc, list)
+
+
+# --- rendering reports ------------------------------------------------------------------------
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _columns(rows: Iterable[Sequence[str]], indent: str) -> list[str]:
+    rows = [list(r) for r in rows]
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [indent + "  ".join([c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]).rstrip() for r in rows]
+
+
+def _bucket_order(finding: Any) -> int:
+    return BUCKETS.index(finding.bucket) if finding.bucket in BUCKETS else len(BUCKETS)
+
+
+def render_report(name: Any, report: ValidationReport, *, profile: str, tools: Toolset | None = None) -> str:
+    """A report as text: the verdict, each non-empty bucket's messages, then each finding's
+    rule, path and the ``file:line`` that declared the rule.
+
+    >>> report = validate_arguments({"name": "legal_draft_v3", "arguments": {"counterparty": "Acme",
+    ...                              "value": -5, "term_months": 12}}, sample_toolset())
+    >>> print(render_report("legal_draft_v3", report, profile="sdk"))
+    legal_draft_v3: invalid, 1 error (profile sdk)
+      constraint_errors  value: -5 < minimum 0
+      rules that fired:
+        study.minimum  at value  rules/study.yaml:...
+    """
+    shown = name if isinstance(name, str) else json.dumps(name)
+    tool = tools.get(name) if tools is not None else None
+    if tool is not None and tool.name != name:
+        shown = f"{shown} -> {tool.name}"
+    if report.ok:
+        return f"{shown}: valid (profile {profile})"
+    lines = [f"{shown}: invalid, {_plural(report.n_errors, 'error')} (profile {profile})"]
+    findings = sorted(report.findings, key=_bucket_order)
+    rows = []
+    for bucket in BUCKETS:
+        messages = [f.message for f in findings if f.bucket == bucket]
+        rows.extend((bucket if i == 0 else "", m) for i, m in enumerate(messages))
+    lines += _columns(rows, "  ")
+    lines.append("  rules that fired:")
+    lines += _columns(((f.rule, f"at {format_path(f.path)}", f.source) for f in findings), "    ")
+    return "\n".join(lines)
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+def _load_toolset(spec: str | None, kind: str) -> Toolset:
+    if spec is None:
+        return sample_toolset()
+    return load_tools(spec, kind=kind)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    tools = _load_toolset(args.tools, args.kind)
+    calls, many = read_calls(args.call)
+    reports = [validate_arguments(call, tools, profile=args.profile) for call in calls]
+    if args.json:
+        docs = [r.to_json() for r in reports]
+        print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
+    else:
+        blocks = []
+        for index, (call, report) in enumerate(zip(calls, reports)):
+            text = render_report(as_call(call)[0], report, profile=args.profile, tools=tools)
+            blocks.append(f"call {index}: {text}" if many else text)
+        if many:
+            bad = sum(not r.ok for r in reports)
+            blocks.append(f"{_plural(len(reports), 'call')}: {len(reports) - bad} valid, {bad} invalid")
+        print("\n\n".join(blocks))
+    return EXIT_VALID if all(r.ok for r in reports) else EXIT_INVALID
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+#: The demo's calls: (what it shows, the call, the profiles it is validated under).
+DEMO_CALLS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
+    ("A valid call",
+     {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 12000, "term_months": 24}},
+     ("sdk",)),
+    ("The seed's invalid call: a negative value, a word for a number, an undeclared argument",
+     {"name": "legal_draft_v3",
+      "arguments": {"counterparty": "Acme", "value": -5, "term_months": "ten", "colour": "red"}},
+     ("sdk",)),
+    ("A title-cased tool name and a camelCase argument: names resolve across naming conventions",
+     {"name": "LegalDraftV3", "arguments": {"counterparty": "Acme", "value": 10, "termMonths": 12}},
+     ("sdk",)),
+    ("A required argument left out",
+     {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 10}},
+     ("sdk",)),
+    ("A nested value outside its enum",
+     {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 10, "term_months": 12,
+                                              "contract_details": {"status": "approved"}}},
+     ("sdk",)),
+    ("A tool the toolset does not have",
+     {"name": "send_payment", "arguments": {"to": "acme", "amount": 10}},
+     ("sdk",)),
+    ("An integral float for an integer: sdk accepts 12.0, the study's validator does not",
+     {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 10, "term_months": 12.0}},
+     ("sdk", "study")),
+)
+
+#: The demo's sloppy call, shown before and after normalize_call.
+DEMO_SLOPPY = {"name": "legal_draft_v3",
+               "arguments": {"counterparty": " Acme ", "value": "5", "term_months": 12, "auto_renew": "yes"}}
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    tools = sample_toolset()
+    out = [f"{PROG} demo: calls checked against legal_draft_v3, the study's sample tool.", ""]
+    number = 0
+    for number, (title, call, profiles) in enumerate(DEMO_CALLS, start=1):
+        out.append(f"{number}. {title}")
+        out.append(f"   call: {_dump(call)}")
+        for profile in profiles:
+            report = validate_arguments(call, tools, profile=profile)
+            out.append(_indent(render_report(call["name"], report, profile=profile, tools=tools), "   "))
+        out.append("")
+    number += 1
+    out.append(f"{number}. normalize_call: the values the study compared after normalising")
+    out.append(f"   call:       {_dump(DEMO_SLOPPY)}")
+    as_written = validate_arguments(DEMO_SLOPPY, tools)
+    out.append(f"   as written: {'valid' if as_written.ok else 'invalid'} "
+               f"({'; '.join(f.message for f in as_written.findings) or 'no errors'})")
+    for strictness in NORMALISATION_PROFILES:
+        normalised = normalize_call(DEMO_SLOPPY, sample_tool(), strictness)
+        verdict = "valid" if validate_arguments(normalised, tools).ok else "invalid"
+        out.append(f"   {strictness + ':':11} {_dump(normalised.arguments)}  ({verdict})")
+    out.append("")
+    out.append(f"Try one yourself: {PROG} validate '{_dump(DEMO_CALLS[1][1])}'")
+    print("\n".join(out))
+    return EXIT_VALID
+
+
+# --- rules ------------------------------------------------------------------------------------
+
+def _rule_row(rule: Rule) -> tuple[str, ...]:
+    return (rule.id, rule.phase, rule.bucket or "-", str(rule.source), rule.message or "")
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    ruleset = builtin_rules()
+    if args.markdown:
+        names = [args.profile] if args.profile else None
+        sys.stdout.write(rules_markdown(ruleset, names))
+        return EXIT_VALID
+    name = args.profile or "sdk"
+    rules = ruleset.profile_rules(name)  # raises UnknownProfileError, naming the known ones
+    profile = ruleset.profiles[name]
+    head = f"profile {name} ({profile.source})"
+    if profile.description:
+        head += f": {profile.description}"
+    print(head)
+    extends = f"extends {profile.extends}; " if profile.extends else ""
+    print(f"{extends}{_plural(len(rules), 'rule')}, in the order they run:")
+    print("\n".join(_columns([("id", "phase", "bucket", "source", "message")] + [_rule_row(r) for r in rules],
+                             "  ")))
+    return EXIT_VALID
+
+
+def _profile_order(ruleset: RuleSet) -> list[str]:
+    ordered = [n for n in REFERENCE_ORDER if n in ruleset.profiles]
+    return ordered + [n for n in ruleset.profile_names() if n not in ordered]
+
+
+#: Rule fields the reference shows in its own words when they are set.
+_FLAG_WORDS = {"halts": "halts (later rules skip a value it rejects)",
+               "unconditional": "unconditional (runs even after a halting rule rejected the value)"}
+#: Rule fields the reference shows on lines of their own (or not at all).
+_SHOWN_APART = frozenset({"id", "op", "phase", "bucket", "message", "options", "description", "source"})
+
+
+def _md_rule(rule: Rule) -> list[str]:
+    facts = [f"phase `{rule.phase}`", f"op `{rule.op}`"]
+    if rule.bucket:
+        facts.append(f"bucket `{rule.bucket}`")
+    for field in attrs.fields(Rule):  # any further field set to other than its default
+        value = getattr(rule, field.name)
+        default = field.default.factory() if isinstance(field.default, attrs.Factory) else field.default
+        if field.name in _SHOWN_APART or value == default:
+            continue
+        facts.append(_FLAG_WORDS.get(field.name) if value is True and field.name in _FLAG_WORDS
+                     else f"{field.name} `{value}`")
+    lines = [f"### `{rule.id}`", "", "- " + ", ".join(facts)]
+    if rule.message is not None:
+        lines.append(f"- message: `{rule.message}`")
+    if rule.options:
+        lines.append("- options: " + ", ".join(f"`{k}: {json.dumps(v, ensure_ascii=False)}`"
+                                               for k, v in rule.options.items()))
+    lines.append(f"- source: `{rule.source}`")
+    description = " ".join(rule.description.split())
+    if description:
+        lines += ["", description]
+    return lines + [""]
+
+
+def rules_markdown(ruleset: RuleSet | None = None, names: list[str] | None = None) -> str:
+    """The rule reference (``docs/rules.md``): every rule, grouped by the profile that lists it."""
+    ruleset = ruleset or builtin_rules()
+    whole = names is None
+    names = _profile_order(ruleset) if names is None else names
+    for name in names:
+        ruleset.profile_rules(name)  # an unknown name raises UnknownProfileError
+    out = []
+    if whole:
+        out += [
+            "# Rule reference",
+            "",
+            "<!-- Generated from rules/*.yaml by `python tools/gen_rules_doc.py` (or",
+            "     `toolform-rules rules --markdown`). Do not edit by hand: tests/test_docs.py",
+            "     fails when this file differs from the generated text. -->",
+            "",
+            "Every built-in rule, grouped by the profile that lists it, in the order the profile runs",
+            "them. A rule's `source` is the file and line that declare it; every finding a rule makes",
+            "carries that same `source`. See [profiles.md](profiles.md) for what the profiles are for.",
+            "",
+            "Profiles: " + ", ".join(f"`{n}`" for n in names) + ".",
+            "",
+        ]
+    described: dict[str, str] = {}
+    for name in names:
+        profile = ruleset.profiles[name]
+        out += [f"## Profile `{name}`", ""]
+        if profile.description:
+            out += [" ".join(profile.description.split()), ""]
+        out.append(f"Declared at `{profile.source}`.")
+        if profile.extends:
+            base = len(ruleset.profile_rules(profile.extends))
+            out.append(f"Extends `{profile.extends}`: its {_plural(base, 'rule')} run first, then the ones below.")
+        for old, new in profile.replace.items():
+            out.append(f"Replaces `{old}` with `{new}`.")
+        out.append("")
+        own = [*profile.replace.values(), *profile.rules]
+        for rule_id in own:
+            if rule_id in described:
+                out += [f"### `{rule_id}`", "", f"As in profile `{described[rule_id]}` "
+                        f"(`{ruleset.rules[rule_id].source}`).", ""]
+                continue
+            described[rule_id] = name
+            out += _md_rule(ruleset.rules[rule_id])
+    if whole:
+        unlisted = [r for r in ruleset.rules.values() if r.id not in described]
+        if unlisted:
+            out += ["## Rules no profile lists", ""]
+            for rule in unlisted:
+                out += _md_rule(rule)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``toolform-rules``."""
+    parser = _Parser(prog=PROG, description="Decide whether a language model's tool call fits its tool.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    validate = commands.add_parser(
+        "validate", help="validate one call or a list of calls",
+        description="Validate calls; exit 0 when every call is valid, 1 when any is invalid, 2 on an input error.")
+    validate.add_argument("call", metavar="CALL",
+                          help='a call as JSON ({"name": ..., "arguments": {...}}) or a list of calls; '
+                               "a file holding that JSON; or - to read it from stdin")
+    validate.add_argument("--tools", metavar="T",
+                          help="the tools: a JSON or JSON Lines file in the OpenAI, Anthropic, MCP or BFCL "
+                               "shape (default: the bundled sample, legal_draft_v3)")
+    validate.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    validate.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
+                          help="the validation profile (default: sdk)")
+    validate.add_argument("--json", action="store_true", help="print the report(s) as JSON, with the findings")
+    validate.set_defaults(run=cmd_validate)
+
+    demo = commands.add_parser("demo", help="validate the bundled sample's right and wrong calls",
+                               description="Validate right and wrong calls against the bundled sample tool.")
+    demo.set_defaults(run=cmd_demo)
+
+    rules = commands.add_parser("rules", help="list a profile's rules",
+                                description="List the rules of a profile, in the order they run.")
+    rules.add_argument("--profile", metavar="P",
+                       help="a profile: study, sdk, jsonschema, normalized or strict (default: sdk; "
+                            "with --markdown, every profile)")
+    rules.add_argument("--markdown", action="store_true", help="write the rule reference (docs/rules.md)")
+    rules.set_defaults(run=cmd_rules)
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as err:
+        return _fail(f"{err} (see {PROG} --help)")
+    except SystemExit as done:  # --help
+        return done.code if isinstance(done.code, int) else EXIT_VALID
+    run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
+    if run is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return run(args)
+    except UsageError as err:
+        return _fail(str(err))
+    except ToolformRulesError as err:
+        return _fail(str(err))
+    except json.JSONDecodeError as err:
+        return _fail(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})")
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        return _fail(f"{where}{err.strerror or err}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
