@@ -133,7 +133,7 @@ def test_tools_from_a_file(capsys, tmp_path):
 
 @pytest.mark.parametrize(("argv", "fragments"), [
     (["validate", '{"name": "legal_draft_v3", '], ["CALL is not valid JSON", "line 1"]),
-    (["validate", "no-such-calls.json"], ["no such file: no-such-calls.json"]),
+    (["validate", "no-such-calls.json"], ["no-such-calls.json: no such file"]),
     (["validate", "[1]"], ["CALL item 0 is not a call"]),
     (["validate", json.dumps(VALID), "--tools", "no-such-tools.json"], ["no-such-tools.json", "no such file"]),
     (["validate", json.dumps(VALID), "--profile", "lenient"], ["--profile", "invalid choice: 'lenient'"]),
@@ -217,3 +217,11 @@ def test_python_dash_m_runs_the_same_cli():
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout) == validate_arguments(SEED, sample_toolset()).to_json()
+
+
+def test_loader_warnings_go_to_stderr(capsys):
+    tools = json.dumps({"function": [{"name": "Cache.put", "parameters": {
+        "type": "dict", "properties": {"key": {"type": "String"}}, "required": ["key"]}}]})
+    code, out, err = run(capsys, "validate", '{"name": "cache_put", "arguments": {"key": 1}}', "--tools", tools)
+    assert (code, out) == (0, "cache_put -> Cache.put: valid (profile sdk)\n")
+    assert err.startswith("toolform-rules: warning: tool 'Cache.put'") and "'String'" in err

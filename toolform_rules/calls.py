@@ -24,13 +24,19 @@ class ToolCall:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> "ToolCall":
-        """Read a call from a mapping: ``name`` (or ``tool``/``function``) and ``arguments`` (or ``args``/``parameters``).
+        """Read a call from a mapping: ``name`` (or ``tool``/``function``) and ``arguments`` (or ``args``/``parameters``/``input``).
+
+        An OpenAI ``tool_calls`` entry (``{"id", "type": "function", "function": {"name",
+        "arguments"}}``) and an Anthropic ``tool_use`` block (``{"name", "input"}``) are read too.
 
         Arguments given as JSON text are parsed; arguments that are not an object are kept
         under the key ``_raw``, where validation reports them as an unknown argument.
         """
+        function = data.get("function")
+        if isinstance(function, Mapping) and "name" not in data:  # an OpenAI tool_calls entry
+            data = {**function, **{k: v for k, v in data.items() if k != "function"}}
         name = _first_present(data, ("name", "tool", "function"), "")
-        raw = _first_present(data, ("arguments", "args", "parameters"), None)
+        raw = _first_present(data, ("arguments", "args", "parameters", "input"), None)
         call_id = _first_present(data, ("call_id", "id"), None)
         return cls(name=name if isinstance(name, str) else "", arguments=arguments_of(raw),
                    call_id=call_id if isinstance(call_id, str) else None)

@@ -62,7 +62,8 @@ def read_calls(spec: str) -> tuple[list[Any], bool]:
     else:
         path = Path(spec)
         if not path.is_file():
-            raise UsageError(f"no such file: {spec} (CALL is JSON text, a file holding JSON, or - for stdin)")
+            what = "a directory, not a file" if path.is_dir() else "no such file"
+            raise UsageError(f"{spec}: {what} (CALL is JSON text, a file holding JSON, or - for stdin)")
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as err:
@@ -97,10 +98,6 @@ def _columns(rows: Iterable[Sequence[str]], indent: str) -> list[str]:
     return [indent + "  ".join([c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]).rstrip() for r in rows]
 
 
-def _bucket_order(finding: Any) -> int:
-    return BUCKETS.index(finding.bucket) if finding.bucket in BUCKETS else len(BUCKETS)
-
-
 def render_report(name: Any, report: ValidationReport, *, profile: str, tools: Toolset | None = None) -> str:
     """A report as text: the verdict, each non-empty bucket's messages, then each finding's
     rule, path and the ``file:line`` that declared the rule.
@@ -120,7 +117,7 @@ def render_report(name: Any, report: ValidationReport, *, profile: str, tools: T
     if report.ok:
         return f"{shown}: valid (profile {profile})"
     lines = [f"{shown}: invalid, {_plural(report.n_errors, 'error')} (profile {profile})"]
-    findings = sorted(report.findings, key=_bucket_order)
+    findings = sorted(report.findings, key=lambda f: BUCKETS.index(f.bucket))
     rows = []
     for bucket in BUCKETS:
         messages = [f.message for f in findings if f.bucket == bucket]
@@ -133,14 +130,10 @@ def render_report(name: Any, report: ValidationReport, *, profile: str, tools: T
 
 # --- validate ---------------------------------------------------------------------------------
 
-def _load_toolset(spec: str | None, kind: str) -> Toolset:
-    if spec is None:
-        return sample_toolset()
-    return load_tools(spec, kind=kind)
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    tools = _load_toolset(args.tools, args.kind)
+    tools = sample_toolset() if args.tools is None else load_tools(args.tools, kind=args.kind)
+    for warning in tools.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     calls, many = read_calls(args.call)
     reports = [validate_arguments(call, tools, profile=args.profile) for call in calls]
     if args.json:
@@ -301,7 +294,7 @@ def rules_markdown(ruleset: RuleSet | None = None, names: list[str] | None = Non
         out += [
             "# Rule reference",
             "",
-            "<!-- Generated from rules/*.yaml by `python tools/gen_rules_doc.py` (or",
+            "<!-- Generated from rules/*.yaml by `python tools/gen_docs.py` (or",
             "     `toolform-rules rules --markdown`). Do not edit by hand: tests/test_docs.py",
             "     fails when this file differs from the generated text. -->",
             "",
@@ -356,8 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help='a call as JSON ({"name": ..., "arguments": {...}}) or a list of calls; '
                                "a file holding that JSON; or - to read it from stdin")
     validate.add_argument("--tools", metavar="T",
-                          help="the tools: a JSON or JSON Lines file in the OpenAI, Anthropic, MCP or BFCL "
-                               "shape (default: the bundled sample, legal_draft_v3)")
+                          help="the tools: a JSON or JSON Lines file (or JSON text) in the OpenAI, Anthropic, "
+                               "MCP or BFCL shape (default: the bundled sample, legal_draft_v3)")
     validate.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
     validate.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
                           help="the validation profile (default: sdk)")
@@ -379,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(message: str) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)  # always one line
     return EXIT_USAGE
 
 

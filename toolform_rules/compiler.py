@@ -21,9 +21,14 @@ from .rules import Rule
 
 Path = tuple
 #: A compiled check: records findings for ``value`` at ``path`` into ``out``; True when it failed.
+#: ``path`` is linked, ``None`` at the root and ``(parent, key)`` below: cheap to extend.
 Check = Callable[[Any, Path, list], bool]
 #: A compiled normaliser: returns the normalised value (a new container when anything changed).
 Transform = Callable[[Any], Any]
+
+
+NESTING_LIMIT = Finding("engine.nesting-limit", "constraint_errors", (),
+                        "$: the arguments are nested too deeply to check", "toolform_rules/compiler.py")
 
 
 def accept(value: Any, path: Path, out: list) -> bool:
@@ -43,10 +48,22 @@ class Reporter:
         self.source = str(rule.source)
         self.template = rule.message or ""
 
-    def __call__(self, out: list, path: Path, template: str | None = None, **fields: Any) -> bool:
-        message = (template or self.template).format_map({"path": format_path(path), **fields})
-        out.append(Finding(self.rule_id, self.bucket or "constraint_errors", path, message, self.source))
+    def __call__(self, out: list, path: Path | None, template: str | None = None, **fields: Any) -> bool:
+        flat = flatten(path)
+        fields["path"] = format_path(flat)
+        message = (template or self.template).format_map(fields)
+        out.append(Finding(self.rule_id, self.bucket or "constraint_errors", flat, message, self.source))
         return True
+
+
+def flatten(path: Path | None) -> tuple:
+    """A linked path ``(((None, "a"), 0), "b")`` as the tuple ``("a", 0, "b")``."""
+    parts = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    parts.reverse()
+    return tuple(parts)
 
 
 @attrs.define
@@ -144,19 +161,44 @@ class Compiler:
 
 
 def _chain(checks: list[tuple[Check, bool, bool]]) -> Check:
+    """One closure running a node's checks in order; unrolled for the common short chains."""
     if not checks:
         return accept
     if len(checks) == 1:
         return checks[0][0]
-    if len(checks) == 2 and checks[0][1] and not checks[1][2]:
-        first, second = checks[0][0], checks[1][0]
+    plain = checks[0][1] and not any(halts or unconditional for _, halts, unconditional in checks[1:])
+    # A type gate advertises the types it passes outright: testing them here saves a call.
+    passing = getattr(checks[0][0], "passing_types", frozenset())
+    if plain and len(checks) == 2:  # a type gate, then one check
+        gate, second = checks[0][0], checks[1][0]
 
         def gate_then_one(value: Any, path: Path, out: list) -> bool:
-            if first(value, path, out):
+            if type(value) not in passing and gate(value, path, out):
                 return True
             return second(value, path, out)
 
         return gate_then_one
+    if plain and len(checks) == 3:
+        gate, second, third = (c for c, _, _ in checks)
+
+        def gate_then_two(value: Any, path: Path, out: list) -> bool:
+            if type(value) not in passing and gate(value, path, out):
+                return True
+            failed = second(value, path, out)
+            return third(value, path, out) or failed
+
+        return gate_then_two
+    if plain and len(checks) == 4:
+        gate, second, third, fourth = (c for c, _, _ in checks)
+
+        def gate_then_three(value: Any, path: Path, out: list) -> bool:
+            if type(value) not in passing and gate(value, path, out):
+                return True
+            failed = second(value, path, out)
+            failed = third(value, path, out) or failed
+            return fourth(value, path, out) or failed
+
+        return gate_then_three
     pairs = tuple(checks)
 
     def node(value: Any, path: Path, out: list) -> bool:
@@ -203,7 +245,10 @@ class Program:
         if self.normalise is not None:
             arguments = self.normalise(arguments)
         out: list[Finding] = []
-        self.check(arguments, (), out)
+        try:
+            self.check(arguments, None, out)
+        except RecursionError:  # fail closed: a value too deep to walk is not accepted
+            out.append(NESTING_LIMIT)
         if not out:
             return VALID
         if self.positional_rules and len(out) > 1:

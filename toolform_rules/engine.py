@@ -11,7 +11,7 @@ from typing import Any
 
 from .calls import ToolCall, arguments_of, as_call
 from .compiler import Compiler, Program, compile_tool
-from .errors import UnknownProfileError
+from .errors import LimitExceeded, UnknownProfileError
 from .ir import Tool
 from .limits import DEFAULT_LIMITS, Limits
 from .loaders import load_tools, read_schema
@@ -25,6 +25,21 @@ NORMALISATION_PROFILES = ("normalized", "strict")
 
 def _profile(profile: str) -> tuple[Rule, ...]:
     return builtin_rules().profile_rules(profile)
+
+
+def _validation_profile(profile: str) -> None:
+    """Refuse a profile that cannot give a verdict (a normalisation profile has no validation rules)."""
+    if not any(rule.op == "unknown_tool" for rule in _profile(profile)):
+        raise UnknownProfileError(
+            f"profile {profile!r} only normalises; validate with a validation profile "
+            f"({', '.join(validation_profiles())})")
+
+
+def validation_profiles() -> list[str]:
+    """The profiles that validate (those with an ``unknown_tool`` rule): sdk, study, jsonschema..."""
+    ruleset = builtin_rules()
+    return [name for name in ruleset.profile_names()
+            if any(rule.op == "unknown_tool" for rule in ruleset.profile_rules(name))]
 
 
 def program_for(tool: Tool, profile: str, limits: Limits = DEFAULT_LIMITS) -> Program:
@@ -74,14 +89,19 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk",
      'type_errors': ['term_months: expected integer, got str'], 'enum_errors': [],
      'constraint_errors': ['value: -5 < minimum 0'], 'n_errors': 3}
     """
-    if type(call) is dict and "name" in call and "arguments" in call and type(call["arguments"]) is dict:
+    if type(call) is dict and "name" in call and type(call.get("arguments")) is dict:
         name, arguments = call["name"], call["arguments"]  # the common shape, read without copying
     else:
         name, arguments, _ = as_call(call)
-    tool = _toolset(tools).get(name)
+    tool = (tools if type(tools) is Toolset else _toolset(tools)).get(name)
     if tool is None:
+        _validation_profile(profile)
         return _unknown_tool(name, profile)
-    return program_for(tool, profile, limits).run(arguments)
+    program = tool.programs.get((profile, limits))
+    if program is None:
+        _validation_profile(profile)
+        program = program_for(tool, profile, limits)
+    return program.run(arguments)
 
 
 def validate_call(call: Any, tool: Tool | None, *, limits: Limits = DEFAULT_LIMITS) -> ValidationReport:
@@ -107,6 +127,7 @@ def validate_instance(instance: Any, schema: Any, *, profile: str = "jsonschema"
     >>> validate_instance(3, {"exclusiveMaximum": 3}).ok
     False
     """
+    _validation_profile(profile)
     root, definitions, _ = read_schema(schema, limits=limits)
     tool = Tool(name="<instance>", parameters=root, definitions=definitions)
     compiler = Compiler(_profile(profile), tool, limits)
@@ -114,7 +135,10 @@ def validate_instance(instance: Any, schema: Any, *, profile: str = "jsonschema"
     normalise = compiler.normaliser_of(root, root=True) if compiler.normalise_rules else None
     value = normalise(instance) if normalise is not None else instance
     out: list[Finding] = []
-    check(value, (), out)
+    try:
+        check(value, None, out)
+    except RecursionError:
+        raise LimitExceeded("the instance is nested too deeply to check", limit="nesting", value=None) from None
     return ValidationReport(tuple(out))
 
 

@@ -433,26 +433,60 @@ def object_fields(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | Non
         return None
     resolve = _field_resolver(target, last_wins=not ctx.root and rename)
     fold = _folds(ctx)
+    if not rename and not unknown_generic and not sort_nested:
+        return _normalise_fields_in_place(subs, resolve)
 
     def transform(value: Any) -> Any:
         if not isinstance(value, dict):
             return value
         out: dict[Any, Any] = {}
-        changed = False
         for key, item in value.items():
             name = resolve(key)
             if name is None:
-                new = generic(item, fold) if unknown_generic else item
-                out[key] = new
+                out[key] = generic(item, fold) if unknown_generic else item
             else:
                 sub = subs[name]
-                new = sub(item) if sub is not None else item
-                out[name if rename else key] = new
-                changed = changed or (rename and name != key)
-            changed = changed or new is not item
-        if sort_nested:
-            return canonical_value(out)
-        return out if changed or rename or unknown_generic else value
+                out[name if rename else key] = sub(item) if sub is not None else item
+        return canonical_value(out) if sort_nested else out
+
+    return transform
+
+
+def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Callable[[Any], str | None]) -> Transform:
+    """Normalise the fields that have a normaliser, keeping keys as written; copy only on change."""
+    active = {name: sub for name, sub in subs.items() if sub is not None}
+    active_items = tuple(active.items())
+    declared = frozenset(subs)
+
+    def transform(value: Any) -> Any:
+        if type(value) is not dict:
+            return value
+        out = None
+        if value.keys() <= declared:  # every key spelled as declared: visit only what may change
+            for name, sub in active_items:
+                if name in value:
+                    item = value[name]
+                    new = sub(item)
+                    if new is not item:
+                        if out is None:
+                            out = dict(value)
+                        out[name] = new
+            return value if out is None else out
+        for key, item in value.items():
+            sub = active.get(key)
+            if sub is None:
+                if key in declared:
+                    continue
+                name = resolve(key)
+                sub = active.get(name) if name is not None else None
+                if sub is None:
+                    continue
+            new = sub(item)
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
 
     return transform
 

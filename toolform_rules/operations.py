@@ -77,7 +77,7 @@ MESSAGE_FIELDS: dict[str, frozenset[str]] = {
     "type": frozenset({"expected", "got", "value"}),
     "enum": frozenset({"value", "members"}),
     "const": frozenset({"value", "const", "members"}),
-    "pattern": frozenset({"value", "pattern", "timeout"}),
+    "pattern": frozenset({"value", "pattern", "timeout", "limit"}),
     "required": frozenset({"name"}),
     "dependent_required": frozenset({"name", "trigger"}),
     "additional_properties": frozenset({"key"}),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -39,11 +39,12 @@ def json_pointer(path: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-@attrs.frozen
-class Finding:
+class Finding(NamedTuple):
     """One error: the rule that fired, its bucket, the argument's path, the message, the rule's source.
 
-    ``source`` is ``file:line`` of the rule's declaration in ``rules/*.yaml``.
+    ``source`` is ``file:line`` of the rule's declaration in ``rules/*.yaml``.  (An
+    immutable named tuple rather than an attrs class: findings are made on the error
+    path of every invalid call, and a tuple is made three times faster.)
     """
 
     rule: str

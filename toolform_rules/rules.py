@@ -110,7 +110,7 @@ class RuleSet:
         """The rules of profile ``name`` in order, after ``extends`` and ``replace``.
 
         >>> [r.id for r in builtin_rules().profile_rules("study") if r.phase == "validate"][:2]
-        ['study.resolve-tool', 'study.type']
+        ['study.unknown-tool', 'study.type']
         """
         return _resolve_profile(self, name)
 

@@ -24,27 +24,34 @@ class Toolset:
     __slots__ = ("_tools", "_exact", "_canonical", "warnings", "source")
 
     def __init__(self, tools: Iterable[Tool], *, warnings: tuple[str, ...] = (), source: str = "<object>") -> None:
-        self._tools: tuple[Tool, ...] = tuple(tools)
+        kept: list[Tool] = []
         self._exact: dict[str, Tool] = {}
         self._canonical: dict[str, Tool] = {}
-        for tool in self._tools:
+        for tool in tools:
             key = canonical_name(tool.name)
             clash = self._canonical.get(key)
             if clash is not None:
+                if clash == tool:  # the same definition again (BFCL files repeat them): one tool
+                    continue
+                if clash.name == tool.name:
+                    raise LoaderError(f"two different tools are named {tool.name!r} (at {_where(clash)} and "
+                                      f"{_where(tool)})", source=source, tool=tool.name)
                 raise LoaderError(
                     f"tools {clash.name!r} and {tool.name!r} share the canonical name {key!r}; "
                     "a model's spelling could not tell them apart", source=source, tool=tool.name)
+            kept.append(tool)
             self._exact[tool.name] = tool
             self._canonical[key] = tool
+        self._tools: tuple[Tool, ...] = tuple(kept)
         self.warnings = warnings
         self.source = source
 
     def get(self, name: object) -> Tool | None:
         """The tool called ``name`` (exact spelling first, then its canonical form), or ``None``."""
-        if not isinstance(name, str):
-            return None
-        tool = self._exact.get(name)
+        tool = self._exact.get(name) if type(name) is str else None
         if tool is None:
+            if not isinstance(name, str):
+                return None
             key = canonical_name(name)
             tool = self._canonical.get(key) if key else None
         return tool
@@ -69,3 +76,8 @@ class Toolset:
 
     def __repr__(self) -> str:
         return f"Toolset({self.names()!r})"
+
+
+def _where(tool: Tool) -> str:
+    """The JSON path part of a tool's source ("tools.json $[3]" → "$[3]")."""
+    return tool.source.rsplit(" ", 1)[-1]

@@ -2,6 +2,8 @@
 
 Each operation is called once per schema node while a tool compiles, as
 ``operation(rule, node, ctx)``, and returns a check ``check(value, path, out) -> failed``
+(``path`` is linked: ``None`` at the root, ``(parent, key)`` below it, so descending costs
+one small tuple)
 — or ``None`` when the node gives it nothing to do.  A check appends findings through
 ``ctx.reporter(rule)``, which fills the rule's message template.  Operations differ
 between profiles only through ``rule.options`` (for example the study's case-insensitive
@@ -14,6 +16,7 @@ when it fails, is what rejects a value of the wrong type.
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any, Callable
 
@@ -104,11 +107,12 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         exact = EXACT_TYPES[name]
         test = _type_test(name, integral)
 
-        def check_one(value: Any, path: tuple, out: list) -> bool:
+        def check_one(value: Any, path: Any, out: list) -> bool:
             if type(value) in exact or test(value):
                 return False
             return report(out, path, expected=name, got=type(value).__name__, value=value)
 
+        check_one.passing_types = exact  # type: ignore[attr-defined]
         return check_one
     tests = tuple(_type_test(t, integral) for t in types)
     exact_any = frozenset().union(*(EXACT_TYPES[t] for t in types))
@@ -171,8 +175,12 @@ def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     is_member = _membership(rule, members)
     report = ctx.reporter(rule)
     shown = list(members)
+    # exact string members answer the common case with one set lookup
+    exact_strings = frozenset(m for m in members if type(m) is str)
 
-    def check(value: Any, path: tuple, out: list) -> bool:
+    def check(value: Any, path: Any, out: list) -> bool:
+        if type(value) is str and value in exact_strings:
+            return False
         if is_member(value):
             return False
         return report(out, path, value=value, members=shown)
@@ -199,23 +207,25 @@ def const(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
 
 # --- numbers ---------------------------------------------------------------------------------
 
-def _number_test(rule: Rule) -> Callable[[Any], bool]:
-    if rule.options.get("bool_is_number"):  # the study compares True as 1
-        return lambda v: isinstance(v, (int, float))
-    return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+_NUMBERS = (int, float)
 
 
 def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
+    """An operation comparing numbers with the node's ``attribute`` (``failed(value, limit)``: a C operator)."""
+
     def operation(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         limit = getattr(node, attribute)
         if limit is None:
             return None
-        is_number = _number_test(rule)
+        # the study compares True as 1; JSON Schema does not count booleans as numbers
+        bool_is_number = bool(rule.options.get("bool_is_number"))
         report = ctx.reporter(rule)
 
-        def check(value: Any, path: tuple, out: list) -> bool:
-            if is_number(value) and failed(value, limit):
-                return report(out, path, value=value, limit=limit)
+        def check(value: Any, path: Any, out: list) -> bool:
+            kind = type(value)
+            if kind is int or kind is float or (isinstance(value, _NUMBERS) and (bool_is_number or kind is not bool)):
+                if failed(value, limit):
+                    return report(out, path, value=value, limit=limit)
             return False
 
         return check
@@ -225,10 +235,10 @@ def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
     return operation
 
 
-minimum = _bound("minimum", lambda v, lim: v < lim)
-maximum = _bound("maximum", lambda v, lim: v > lim)
-exclusive_minimum = _bound("exclusive_minimum", lambda v, lim: v <= lim)
-exclusive_maximum = _bound("exclusive_maximum", lambda v, lim: v >= lim)
+minimum = _bound("minimum", operator.lt)
+maximum = _bound("maximum", operator.gt)
+exclusive_minimum = _bound("exclusive_minimum", operator.le)
+exclusive_maximum = _bound("exclusive_maximum", operator.ge)
 multiple_of = _bound("multiple_of", lambda v, lim: v == v and abs(v) != float("inf") and not is_multiple_of(v, lim))
 
 
@@ -241,7 +251,7 @@ def _size(attribute: str, kinds: tuple[type, ...], too: Callable[[int, int], boo
             return None
         report = ctx.reporter(rule)
 
-        def check(value: Any, path: tuple, out: list) -> bool:
+        def check(value: Any, path: Any, out: list) -> bool:
             if isinstance(value, kinds) and too(len(value), limit):
                 return report(out, path, value=value, limit=limit, size=len(value))
             return False
@@ -253,12 +263,12 @@ def _size(attribute: str, kinds: tuple[type, ...], too: Callable[[int, int], boo
     return operation
 
 
-min_length = _size("min_length", (str,), lambda n, lim: n < lim)
-max_length = _size("max_length", (str,), lambda n, lim: n > lim)
-min_items = _size("min_items", (list, tuple), lambda n, lim: n < lim)
-max_items = _size("max_items", (list, tuple), lambda n, lim: n > lim)
-min_properties = _size("min_properties", (dict,), lambda n, lim: n < lim)
-max_properties = _size("max_properties", (dict,), lambda n, lim: n > lim)
+min_length = _size("min_length", (str,), operator.lt)
+max_length = _size("max_length", (str,), operator.gt)
+min_items = _size("min_items", (list, tuple), operator.lt)
+max_items = _size("max_items", (list, tuple), operator.gt)
+min_properties = _size("min_properties", (dict,), operator.lt)
+max_properties = _size("max_properties", (dict,), operator.gt)
 
 
 # --- strings ---------------------------------------------------------------------------------
@@ -350,12 +360,14 @@ def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     timeout = ctx.limits.pattern_timeout
     longest = ctx.limits.max_pattern_subject
     too_costly = rule.options.get("timeout_message")
+    too_long = rule.options.get("too_long_message")
 
     def check(value: Any, path: tuple, out: list) -> bool:
         if not isinstance(value, str):
             return False
         if len(value) > longest:
-            return report(out, path, too_costly, value=value[:40] + "...", pattern=source, timeout=timeout)
+            return report(out, path, too_long, value=value[:40] + "...", pattern=source, timeout=timeout,
+                          limit=longest)
         try:
             if compiled.search(value, timeout=timeout) is not None:
                 return False
@@ -396,35 +408,41 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """
     if not node.properties:
         return None
-    checks = {p.name: ctx.compile(p.schema) for p in node.properties}
     canonical = bool(rule.options.get("canonical_names"))
     resolve = _resolver(node, canonical)
     skip_null = bool(rule.options.get("skip_null_optional_at_root")) and ctx.root
     required = frozenset(p.name for p in node.properties
                          if p.name in node.required and not _nullable(p.schema, rule))
-    max_depth = ctx.limits.max_depth
+    # name -> (check, types it passes at once, whether None means "not given")
+    table = {}
+    for prop in node.properties:
+        sub = ctx.compile(prop.schema)
+        table[prop.name] = (sub, _passing_types(sub), skip_null and prop.name not in required)
 
-    def check(value: Any, path: tuple, out: list) -> bool:
+    def check(value: Any, path: Any, out: list) -> bool:
         if not isinstance(value, dict):
-            return False
-        if len(path) >= max_depth:
             return False
         failed = False
         for key, item in value.items():
-            sub = checks.get(key)
-            name = key
-            if sub is None:
+            entry = table.get(key)
+            if entry is None:
                 name = resolve(key)
                 if name is None:
                     continue
-                sub = checks[name]
-            if item is None and skip_null and name not in required:
+                entry = table[name]
+            sub, passing, none_is_absent = entry
+            if type(item) in passing or (item is None and none_is_absent):
                 continue
-            if sub(item, path + (key,), out):
+            if sub(item, (path, key), out):
                 failed = True
         return failed
 
     return check
+
+
+def _passing_types(check: Check) -> frozenset[type]:
+    """The Python types a check accepts outright (a bare type check advertises them)."""
+    return getattr(check, "passing_types", frozenset())
 
 
 def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
@@ -470,8 +488,8 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
             if key in declared or not undeclared(key):
                 continue
             if sub is None:
-                failed = report(out, path + (key,), key=key) or failed
-            elif sub(item, path + (key,), out):
+                failed = report(out, (path, key), key=key) or failed
+            elif sub(item, (path, key), out):
                 failed = True
         return failed
 
@@ -492,14 +510,14 @@ def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     report = ctx.reporter(rule)
 
     def check(value: Any, path: tuple, out: list) -> bool:
-        if not isinstance(value, dict) or wanted <= value.keys():
+        if not isinstance(value, dict) or value.keys() >= wanted:
             return False
         given = {canonical_name(k) for k in value if isinstance(k, str)} if canonical else set()
         failed = False
         for name in names:
             if name in value or (canonical and canonical_name(name) in given):
                 continue
-            failed = report(out, path + (name,), name=name)
+            failed = report(out, (path, name), name=name)
         return failed
 
     return check
@@ -520,7 +538,7 @@ def dependent_required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
             if trigger in value:
                 for name in needed:
                     if name not in value:
-                        failed = report(out, path + (name,), name=name, trigger=trigger)
+                        failed = report(out, (path, name), name=name, trigger=trigger)
         return failed
 
     return check
@@ -548,7 +566,7 @@ def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
                     hit = isinstance(key, str) and expression.search(key, timeout=timeout) is not None
                 except TimeoutError:
                     hit = True
-                if hit and sub(item, path + (key,), out):
+                if hit and sub(item, (path, key), out):
                     failed = True
         return failed
 
@@ -566,7 +584,7 @@ def property_names(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             return False
         failed = False
         for key in value:
-            if sub(key, path + (key,), out):
+            if sub(key, (path, key), out):
                 failed = True
         return failed
 
@@ -586,7 +604,7 @@ def prefix_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             return False
         failed = False
         for index, (sub, item) in enumerate(zip(subs, value)):
-            if sub(item, path + (index,), out):
+            if sub(item, (path, index), out):
                 failed = True
         return failed
 
@@ -601,14 +619,17 @@ def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     if sub is accept:
         return None
     start = len(node.prefix_items)
-    max_depth = ctx.limits.max_depth
+    passing = _passing_types(sub)
 
-    def check(value: Any, path: tuple, out: list) -> bool:
-        if not isinstance(value, (list, tuple)) or len(path) >= max_depth:
+    def check(value: Any, path: Any, out: list) -> bool:
+        if not isinstance(value, (list, tuple)):
             return False
         failed = False
         for index in range(start, len(value)):
-            if sub(value[index], path + (index,), out):
+            item = value[index]
+            if type(item) in passing:
+                continue
+            if sub(item, (path, index), out):
                 failed = True
         return failed
 
