@@ -184,3 +184,34 @@ def tools(draw: Any) -> dict:
     """A whole tool (OpenAI bare shape) with a generated schema."""
     return {"name": draw(st.sampled_from(["get_weather", "search_docs", "legal_draft_v3"])),
             "description": "generated", "parameters": draw(object_schemas())}
+
+
+SCALAR_TYPES = {"string", "integer", "number", "boolean"}
+
+
+def unwrap_singletons(value: Any, schema: Any) -> Any:
+    """``value`` with one-element lists unwrapped wherever ``schema`` wants a single scalar.
+
+    Our ``normalize_call`` does this (the spec asks for it); the reference does not. Applying
+    it to the reference's input isolates that one named divergence.
+    """
+    if not isinstance(schema, dict):
+        return value
+    types = set(_types(schema))
+    scalar = ("enum" in schema or "const" in schema or (types and types <= SCALAR_TYPES | {"null"}))
+    if scalar and isinstance(value, list) and len(value) == 1 and not isinstance(value[0], (list, dict)):
+        return value[0]
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        canon = {"".join(c for c in k.lower() if c.isalnum()): k for k in reversed(list(props))}
+        out = {}
+        for key, item in value.items():
+            name = key if key in props else canon.get("".join(c for c in str(key).lower() if c.isalnum()))
+            out[key] = unwrap_singletons(item, props.get(name)) if name else item
+        return out
+    if isinstance(value, list) and "items" in schema:
+        return [unwrap_singletons(item, schema["items"]) for item in value]
+    for branch in schema.get("anyOf") or []:
+        if isinstance(branch, dict) and branch.get("type") != "null":
+            return unwrap_singletons(value, branch)
+    return value

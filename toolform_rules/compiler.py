@@ -89,6 +89,10 @@ class NodeContext:
         """The normaliser of a child schema (``None`` when it changes nothing)."""
         return self.compiler.normaliser_of(schema)
 
+    def normaliser_under(self, profile: str, schema: Schema) -> Transform | None:
+        """The normaliser of ``schema`` under another (normalisation) profile of the built-in rules."""
+        return self.compiler.under(profile).normaliser_of(schema)
+
     def reporter(self, rule: Rule) -> Reporter:
         return Reporter(rule)
 
@@ -112,6 +116,16 @@ class Compiler:
         self._checks: dict[int, Check] = {}
         self._normalisers: dict[int, Transform | None] = {}
         self._keep: list[Schema] = []  # ids in the caches stay valid while their nodes live
+        self._others: dict[str, Compiler] = {}
+
+    def under(self, profile: str) -> "Compiler":
+        """A compiler for the same tool under another profile of the built-in rules (made once)."""
+        from .rules import builtin_rules
+
+        other = self._others.get(profile)
+        if other is None:
+            other = self._others[profile] = Compiler(builtin_rules().profile_rules(profile), self.tool, self.limits)
+        return other
 
     def has_normalise_op(self, op: str) -> bool:
         """Whether the profile normalises with operation ``op`` (e.g. whether it folds case)."""

@@ -587,14 +587,19 @@ def drop_empty_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform
 
 
 def drop_default_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
-    """An optional argument equal to its declared default is left out."""
+    """An optional argument equal to its declared default is left out.
+
+    The default is read as the schema's type says (``"false"`` for a boolean is false), by
+    the normalisation profile named in the ``defaults_read_by`` option (default: this one).
+    """
     if not ctx.root:
         return None
+    reader = rule.options.get("defaults_read_by")
     defaults = []
     for name, schema in _optional_params(node):
         if schema.default is ABSENT or schema.default is None:
             continue
-        sub = ctx.normaliser(schema)
+        sub = ctx.normaliser_under(reader, schema) if reader else ctx.normaliser(schema)
         default = sub(schema.default) if sub is not None else schema.default
         defaults.append((name, _canonical_json(default)))
     if not defaults:

@@ -1,0 +1,182 @@
+"""Where we differ from the reference on purpose: each divergence named, with its reason.
+
+Each test runs both implementations on the same input and asserts both answers, so a
+change on either side shows up here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reference import (RefCall, ref_load_tools, ref_normalize, ref_sample_toolset, ref_validate_arguments,
+                       ref_validate_call)
+from toolform_rules import (CallError, LoaderError, UnknownProfileError, load_tools, normalize_call,
+                            sample_tool, sample_toolset, validate_arguments)
+
+
+def _tool(properties: dict, required: list | None = None, **extra) -> list[dict]:
+    return [{"name": "f", "parameters": {"type": "object", "properties": properties, "required": required or [],
+                                         **extra}}]
+
+
+def _both(tool: list[dict], arguments: dict) -> tuple[dict, dict]:
+    call = {"name": "f", "arguments": arguments}
+    return (validate_arguments(call, load_tools(tool)).to_dict(),
+            ref_validate_arguments(call, ref_load_tools(tool)).to_dict())
+
+
+def test_bfcl_float_is_a_number() -> None:
+    """BFCL's ``float`` means a number; the reference reads it as "any value" and passes text."""
+    ours, ref = _both(_tool({"x": {"type": "float"}}), {"x": "abc"})
+    assert ours["type_errors"] == ["x: expected number, got str"]
+    assert ref["ok"] is True
+
+
+def test_bfcl_nested_dict_keeps_its_properties() -> None:
+    """A nested BFCL ``dict`` is an object whose properties are checked; the reference drops them."""
+    tool = _tool({"o": {"type": "dict", "properties": {"n": {"type": "integer"}}, "required": ["n"]}})
+    ours, ref = _both(tool, {"o": {"n": "x"}})
+    assert ours["type_errors"] == ["o.n: expected integer, got str"]
+    assert ref["ok"] is True
+
+
+def test_nullable_true_admits_null() -> None:
+    """OpenAPI's ``nullable: true`` admits None; the reference ignores the keyword and rejects it."""
+    ours, ref = _both(_tool({"x": {"type": "string", "nullable": True}}, ["x"]), {"x": None})
+    assert ours["ok"] is True
+    assert ref["type_errors"] == ["x: expected string, got NoneType"]
+
+
+@pytest.mark.parametrize("keyword, value, message", [
+    ("exclusiveMinimum", 0, "x: 0 <= exclusive minimum 0"),
+    ("exclusiveMaximum", 10, "x: 10 >= exclusive maximum 10"),
+])
+def test_exclusive_bounds_exclude_the_bound(keyword: str, value: int, message: str) -> None:
+    """An exclusive bound excludes its value; the reference reads it as an inclusive one."""
+    ours, ref = _both(_tool({"x": {"type": "integer", keyword: value}}), {"x": value})
+    assert ours["constraint_errors"] == [message]
+    assert ref["ok"] is True
+
+
+def test_additional_properties_true_opens_an_object() -> None:
+    """``additionalProperties: true`` declares that other arguments are welcome; the reference reports them."""
+    ours, ref = _both(_tool({"a": {"type": "string"}}, additionalProperties=True), {"a": "x", "b": 1})
+    assert ours["ok"] is True
+    assert ref["unknown_args"] == ["b"]
+
+
+def test_additional_properties_schema_checks_extra_values() -> None:
+    tool = _tool({"a": {"type": "string"}}, additionalProperties={"type": "integer"})
+    ours, ref = _both(tool, {"a": "x", "b": "not a number"})
+    assert ours["type_errors"] == ["b: expected integer, got str"]
+    assert ref["unknown_args"] == ["b"]
+
+
+def test_tuple_form_items_are_positional() -> None:
+    """``items: [A, B]`` (and ``prefixItems``) fix each position's type; the reference reads any of them anywhere."""
+    tool = _tool({"p": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}})
+    ours, ref = _both(tool, {"p": [1, "a"]})
+    assert ours["type_errors"] == ["p[0]: expected string, got int", "p[1]: expected integer, got str"]
+    assert ref["ok"] is True
+
+
+def test_an_unknown_type_name_is_a_loader_error() -> None:
+    """A type name that is no JSON Schema or BFCL type is a mistake in the tool; the reference accepts any value."""
+    tool = _tool({"x": {"type": "strng"}})
+    with pytest.raises(LoaderError) as err:
+        load_tools(tool)
+    assert err.value.path == "$[0].parameters.properties.x.type"
+    assert ref_validate_arguments({"name": "f", "arguments": {"x": 1}}, ref_load_tools(tool)).ok
+
+
+def test_two_tools_one_canonical_name_are_refused() -> None:
+    """``get_x`` and ``getX`` are one name to a model; the reference loads both and picks the first."""
+    tools = [{"name": "get_x", "parameters": {}}, {"name": "getX", "parameters": {}}]
+    with pytest.raises(LoaderError, match="share the canonical name"):
+        load_tools(tools)
+    assert len(ref_load_tools(tools).names()) == 2
+
+
+def test_the_same_tool_twice_is_one_tool() -> None:
+    """BFCL files repeat identical definitions; we keep one, the reference refuses the list."""
+    tools = [{"name": "f", "parameters": {}}] * 2
+    assert load_tools(tools).names() == ["f"]
+    with pytest.raises(Exception, match="duplicate tool name"):
+        ref_load_tools(tools)
+
+
+def test_an_openai_tool_calls_entry_is_read_as_a_call() -> None:
+    """Provider ``tool_calls`` entries nest name and arguments under ``function``; the reference sees no name."""
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "legal_draft_v3", "arguments": '{"counterparty": "A", "value": 1, "term_months": 2}'}}
+    assert validate_arguments(call, sample_toolset()).ok
+    assert ref_validate_arguments(call, ref_sample_toolset()).unknown_tool
+
+
+def test_a_call_that_is_not_a_mapping_is_our_error() -> None:
+    """A clear ``CallError`` rather than ``dict()``'s ValueError from inside the reference."""
+    with pytest.raises(CallError, match="got str"):
+        validate_arguments("legal_draft_v3", sample_toolset())
+    with pytest.raises(ValueError):
+        ref_validate_arguments("legal_draft_v3", ref_sample_toolset())
+
+
+def test_a_normalisation_profile_cannot_validate() -> None:
+    """A profile with no validation rules would call everything valid; it is refused."""
+    with pytest.raises(UnknownProfileError, match="only normalises"):
+        validate_arguments({"name": "legal_draft_v3", "arguments": {}}, sample_toolset(), profile="strict")
+
+
+# --- normalize_call --------------------------------------------------------------------------
+
+def _normalise_both(arguments: dict, strictness: str = "normalized") -> tuple[dict, object]:
+    call = {"name": "legal_draft_v3", "arguments": arguments}
+    try:
+        ref = ref_normalize(call, ref_sample_toolset(), strictness)
+    except Exception as err:  # the reference raises where we do not
+        ref = err
+    return normalize_call(call, sample_tool(), strictness).arguments, ref
+
+
+def test_a_one_element_list_becomes_the_scalar_the_schema_wants() -> None:
+    """The spec: "a one-element list becomes a scalar where the schema wants a scalar"; the reference keeps the list."""
+    ours, ref = _normalise_both({"counterparty": ["Acme"], "value": ["5"], "term_months": [12]})
+    assert ours == {"counterparty": "acme", "value": 5.0, "term_months": 12}
+    assert ref == {"counterparty": ["acme"], "value": ["5"], "term_months": [12]}
+
+
+def test_commas_are_thousands_separators_only_in_groups_of_three() -> None:
+    """``"7,000"`` is 7000, but ``"7,5"`` is not 75 (it may be 7.5 in a decimal-comma locale): it is left alone."""
+    ours, ref = _normalise_both({"counterparty": "A", "value": "7,5", "term_months": "1,200"})
+    assert ours == {"counterparty": "a", "value": "7,5", "term_months": 1200}
+    assert ref == {"counterparty": "a", "value": 75.0, "term_months": 1200}
+
+
+def test_nan_where_a_string_is_wanted_becomes_text() -> None:
+    """A NaN given for a string parameter becomes ``"nan"``; the reference raises ValueError from inside."""
+    ours, ref = _normalise_both({"counterparty": math.nan, "value": 1, "term_months": 2})
+    assert ours["counterparty"] == "nan"
+    assert isinstance(ref, ValueError)
+
+
+def test_an_unknown_strictness_is_refused() -> None:
+    """The reference silently runs a third, undocumented mode for any other string."""
+    with pytest.raises(UnknownProfileError, match="unknown strictness"):
+        normalize_call({"name": "legal_draft_v3", "arguments": {}}, sample_tool(), "STRICT")
+    assert ref_normalize({"name": "legal_draft_v3", "arguments": {"counterparty": " A "}}, ref_sample_toolset(),
+                         "STRICT") == {"counterparty": "A"}
+
+
+def test_the_study_validator_also_reads_exclusive_bounds_correctly() -> None:
+    tool = _tool({"x": {"type": "number", "exclusiveMinimum": 0}})
+    assert ref_validate_call({"name": "f", "arguments": {"x": 0}}, ref_load_tools(tool)) ["ok"] is True
+    from toolform_rules import validate_call
+
+    assert validate_call({"name": "f", "arguments": {"x": 0}}, load_tools(tool).tools[0]).constraint_errors == [
+        "x: 0 <= exclusive minimum 0"]
+
+
+def test_refcall_is_importable() -> None:  # keeps the oracle module's surface honest
+    assert RefCall("f", {}).name == "f"
