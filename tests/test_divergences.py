@@ -180,3 +180,21 @@ def test_the_study_validator_also_reads_exclusive_bounds_correctly() -> None:
 
 def test_refcall_is_importable() -> None:  # keeps the oracle module's surface honest
     assert RefCall("f", {}).name == "f"
+
+
+def test_the_canonical_form_of_a_canonical_form_is_itself() -> None:
+    """Floats are rounded to 9 decimals *before* the integral test, so strict normalisation is
+    idempotent; the reference tests first and rounds after (3.0000000001 → 3.0, then → 3)."""
+    ours, ref = _normalise_both({"counterparty": "A", "value": 3.0000000001, "term_months": 2}, "strict")
+    assert ours["value"] == 3 and type(ours["value"]) is int
+    assert ref["value"] == 3.0 and type(ref["value"]) is float
+
+
+def test_a_union_value_keeps_its_own_type() -> None:
+    """``true`` for ``integer | boolean`` is a boolean already; the reference turns it into 1
+    (and ``5`` for ``string | integer`` into ``"5"``) by trying the branches in order."""
+    tool = _tool({"a": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+                  "b": {"type": ["string", "integer"]}})
+    call = {"name": "f", "arguments": {"a": True, "b": 5}}
+    assert normalize_call(call, load_tools(tool).tools[0]).arguments == {"a": True, "b": 5}
+    assert ref_normalize(call, ref_load_tools(tool), "normalized") == {"a": 1, "b": "5"}

@@ -257,7 +257,10 @@ class Program:
     def run(self, arguments: Any) -> ValidationReport:
         """Validate one call's arguments; the input is never modified."""
         if self.normalise is not None:
-            arguments = self.normalise(arguments)
+            try:
+                arguments = self.normalise(arguments)
+            except RecursionError:  # fail closed, as below
+                return ValidationReport((NESTING_LIMIT,))
         out: list[Finding] = []
         try:
             self.check(arguments, None, out)

@@ -133,8 +133,11 @@ def validate_instance(instance: Any, schema: Any, *, profile: str = "jsonschema"
     compiler = Compiler(_profile(profile), tool, limits)
     check = compiler.compile_node(root, root=True)
     normalise = compiler.normaliser_of(root, root=True) if compiler.normalise_rules else None
-    value = normalise(instance) if normalise is not None else instance
     out: list[Finding] = []
+    try:
+        value = normalise(instance) if normalise is not None else instance
+    except RecursionError:
+        raise LimitExceeded("the instance is nested too deeply to check", limit="nesting", value=None) from None
     try:
         check(value, None, out)
     except RecursionError:
@@ -170,7 +173,11 @@ def normalize_call(call: Any, tool: Tool | None, strictness: str = "normalized",
         normalised = canonical_value(arguments)
     else:
         program = program_for(tool, strictness, limits)
-        normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
+        try:
+            normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
+        except RecursionError:
+            raise LimitExceeded("the arguments are nested too deeply to normalise", limit="nesting",
+                                value=None) from None
         if normalised is arguments:
             normalised = dict(arguments)
     return ToolCall(name=name.strip() if isinstance(name, str) else "", arguments=normalised, call_id=call_id)

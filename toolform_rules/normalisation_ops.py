@@ -89,7 +89,7 @@ def kind_of(node: Schema, ctx: NodeContext) -> Kind:
 # --- generic forms ---------------------------------------------------------------------------
 
 def canonical_value(value: Any) -> Any:
-    """The canonical form of a value: integral floats as ints, floats to 9 decimals, keys sorted.
+    """The canonical form of a value: floats to 9 decimals, then integral ones as ints; keys sorted.
 
     >>> canonical_value({"b": [1.0, 2.5], "a": float("nan")})
     {'a': 'nan', 'b': [1, 2.5]}
@@ -99,9 +99,10 @@ def canonical_value(value: Any) -> Any:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        if value.is_integer() and abs(value) < 1e15:
-            return int(value)
-        return round(value, 9)
+        rounded = round(value, 9)  # rounded first, so the canonical form of a canonical form is itself
+        if rounded.is_integer() and abs(rounded) < 1e15:
+            return int(rounded)
+        return rounded
     if isinstance(value, dict):
         return {k: canonical_value(v) for k, v in sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])}
     if isinstance(value, (list, tuple)):
@@ -492,11 +493,17 @@ def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Calla
 
 
 def union_first_fit(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
-    """A union's value is normalised by the first branch whose result has that branch's type."""
+    """A union's value is normalised by the first branch whose result has that branch's type.
+
+    With ``prefer_own_type``, a value that already has one of the branches' types is
+    normalised by that branch first: ``true`` for ``integer | boolean`` stays ``true``,
+    ``5`` for ``string | integer`` stays ``5``.
+    """
     kind = kind_of(node, ctx)
     if kind.name != "union":
         return None
     fold = _folds(ctx)
+    prefer_own = bool(rule.options.get("prefer_own_type"))
     branches = []
     for branch in kind.branches:
         sub = ctx.normaliser(branch)
@@ -520,7 +527,15 @@ def union_first_fit(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | N
             return isinstance(value, dict)
         return value is None
 
+    typed = [(sub, branch) for sub, branch in branches if branch.name not in ("any", "enum", "union")]
+
     def transform(value: Any) -> Any:
+        if prefer_own:
+            for sub, branch in typed:
+                if fits(value, branch):
+                    result = sub(value) if sub is not None else value
+                    if fits(result, branch):
+                        return result
         for sub, branch in branches:
             result = sub(value) if sub is not None else value
             if fits(result, branch):

@@ -1,0 +1,150 @@
+"""Invariants, checked on generated input: nothing mutated, normalisation idempotent,
+reports consistent, the jsonschema profile agrees with python-jsonschema, hostile input
+bounded."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import jsonschema
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from callgen import arguments, object_schemas, tools
+from toolform_rules import (Limits, LoaderError, ToolformRulesError, load_tools, normalize_call, sample_tool,
+                            sample_toolset, validate_arguments, validate_call, validate_instance)
+from toolform_rules.samples import SAMPLE_TOOL_JSON
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_nothing_the_caller_passes_is_modified(data: st.DataObject) -> None:
+    doc = data.draw(tools())
+    call = {"name": doc["name"], "arguments": data.draw(arguments(doc["parameters"]))}
+    doc_before, call_before = copy.deepcopy(doc), copy.deepcopy(call)
+    toolset = load_tools([doc])
+    for profile in ("sdk", "study", "jsonschema"):
+        validate_arguments(call, toolset, profile=profile)
+    normalize_call(call, toolset.tools[0], "normalized")
+    normalize_call(call, toolset.tools[0], "strict")
+    validate_instance(call["arguments"], doc["parameters"])
+    assert call == call_before and doc == doc_before
+
+
+@SETTINGS
+@given(data=st.data())
+def test_normalising_twice_changes_nothing_more(data: st.DataObject) -> None:
+    doc = data.draw(st.sampled_from([SAMPLE_TOOL_JSON])) if data.draw(st.booleans()) else data.draw(tools())
+    tool = load_tools([doc]).tools[0]
+    call = {"name": doc["name"], "arguments": data.draw(arguments(doc["parameters"]))}
+    for strictness in ("normalized", "strict"):
+        once = normalize_call(call, tool, strictness)
+        twice = normalize_call(once, tool, strictness)
+        assert repr(twice.arguments) == repr(once.arguments), strictness
+
+
+@SETTINGS
+@given(data=st.data())
+def test_normalised_output_shares_no_container_with_the_input(data: st.DataObject) -> None:
+    call = {"name": "legal_draft_v3", "arguments": data.draw(arguments(SAMPLE_TOOL_JSON["parameters"]))}
+    out = normalize_call(call, sample_tool()).arguments
+    inner_in = {id(v) for v in call["arguments"].values() if isinstance(v, (dict, list))}
+    inner_out = {id(v) for v in out.values() if isinstance(v, (dict, list))}
+    assert out is not call["arguments"] and not inner_in & inner_out
+
+
+@SETTINGS
+@given(data=st.data())
+def test_a_report_is_consistent_with_itself(data: st.DataObject) -> None:
+    doc = data.draw(tools())
+    call = {"name": doc["name"], "arguments": data.draw(arguments(doc["parameters"]))}
+    report = validate_arguments(call, load_tools([doc]), profile=data.draw(st.sampled_from(["sdk", "study",
+                                                                                          "jsonschema"])))
+    as_dict = report.to_dict()
+    assert list(as_dict) == ["ok", "unknown_tool", "missing_required", "unknown_args", "type_errors",
+                             "enum_errors", "constraint_errors", "n_errors"]
+    counted = sum(len(v) for v in as_dict.values() if isinstance(v, list)) + as_dict["unknown_tool"]
+    assert as_dict["n_errors"] == counted == len(report.findings)
+    assert as_dict["ok"] == (counted == 0)
+    json.dumps(report.to_json())  # JSON-ready, findings included
+    for finding in report.findings:
+        assert finding.source.startswith("rules/") and finding.bucket in as_dict
+
+
+@SETTINGS
+@given(data=st.data())
+def test_sdk_accepts_everything_study_accepts(data: st.DataObject) -> None:
+    """sdk = study + pattern + integral floats: it never rejects a call the study accepts, except by pattern."""
+    doc = data.draw(tools())
+    toolset = load_tools([doc])
+    call = {"name": doc["name"], "arguments": data.draw(arguments(doc["parameters"]))}
+    if validate_call(call, toolset.tools[0]).ok:
+        sdk = validate_arguments(call, toolset)
+        assert all(f.rule == "sdk.pattern" for f in sdk.findings)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema=object_schemas(), data=st.data())
+def test_the_jsonschema_profile_agrees_with_python_jsonschema(schema: dict, data: st.DataObject) -> None:
+    instance = data.draw(st.one_of(arguments(schema), JSON))
+    try:
+        expected = jsonschema.Draft202012Validator(schema).is_valid(instance)
+    except re.error:  # python-jsonschema fails on a pattern that does not compile; nothing to compare
+        assume(False)
+    assert validate_instance(instance, schema).ok == expected
+
+
+@SETTINGS
+@given(schema=JSON, instance=JSON)
+def test_any_schema_and_value_give_a_report_or_our_error(schema: object, instance: object) -> None:
+    try:
+        validate_instance(instance, schema)
+    except LoaderError:
+        pass
+
+
+@SETTINGS
+@given(call=JSON)
+def test_any_call_gives_a_report_or_our_error(call: object) -> None:
+    try:
+        validate_arguments(call, sample_toolset())
+    except ToolformRulesError:
+        pass
+
+
+def test_a_catastrophic_pattern_fails_closed_instead_of_hanging() -> None:
+    tool = load_tools([{"name": "f", "parameters": {"type": "object", "properties": {
+        "s": {"type": "string", "pattern": "^(a|a)*$"}}}}])
+    report = validate_arguments({"name": "f", "arguments": {"s": "a" * 40 + "b"}}, tool,
+                                limits=Limits(pattern_timeout=0.01))
+    assert report.constraint_errors and "took longer than 0.01 s" in report.constraint_errors[0]
+
+
+def test_a_string_longer_than_the_pattern_limit_is_reported_not_matched() -> None:
+    tool = load_tools([{"name": "f", "parameters": {"type": "object", "properties": {
+        "s": {"type": "string", "pattern": "a"}}}}])
+    report = validate_arguments({"name": "f", "arguments": {"s": "a" * 101}}, tool,
+                                limits=Limits(max_pattern_subject=100))
+    assert report.constraint_errors == ["s: a string longer than 100 characters is not matched against pattern 'a'"]
+
+
+def test_arguments_nested_too_deeply_are_refused_not_crashed() -> None:
+    schema = {"$defs": {"node": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+              "type": "object", "properties": {"tree": {"$ref": "#/$defs/node"}}}
+    tool = load_tools([{"name": "f", "parameters": schema}])
+    deep: list = []
+    for _ in range(50_000):
+        deep = [deep]
+    report = validate_arguments({"name": "f", "arguments": {"tree": deep}}, tool)
+    assert not report.ok and report.findings[-1].rule == "engine.nesting-limit"
+    shallow = [[[[]]]]
+    assert validate_arguments({"name": "f", "arguments": {"tree": shallow}}, tool).ok
