@@ -118,7 +118,7 @@ def render_report(name: Any, report: ValidationReport, *, profile: str, tools: T
         return f"{shown}: valid (profile {profile})"
     lines = [f"{shown}: invalid, {_plural(report.n_errors, 'error')} (profile {profile})"]
     findings = sorted(report.findings, key=lambda f: BUCKETS.index(f.bucket))
-    rows = []
+    rows: list[tuple[str, str]] = []
     for bucket in BUCKETS:
         messages = [f.message for f in findings if f.bucket == bucket]
         rows.extend((bucket if i == 0 else "", m) for i, m in enumerate(messages))
@@ -264,10 +264,10 @@ def _md_rule(rule: Rule) -> list[str]:
         facts.append(f"bucket `{rule.bucket}`")
     for field in attrs.fields(Rule):  # any further field set to other than its default
         value = getattr(rule, field.name)
-        default = field.default.factory() if isinstance(field.default, attrs.Factory) else field.default
+        default = field.default.factory() if isinstance(field.default, attrs.Factory) else field.default  # type: ignore[arg-type, union-attr]
         if field.name in _SHOWN_APART or value == default:
             continue
-        facts.append(_FLAG_WORDS.get(field.name) if value is True and field.name in _FLAG_WORDS
+        facts.append(_FLAG_WORDS[field.name] if value is True and field.name in _FLAG_WORDS
                      else f"{field.name} `{value}`")
     lines = [f"### `{rule.id}`", "", "- " + ", ".join(facts)]
     if rule.message is not None:

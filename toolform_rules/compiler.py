@@ -19,7 +19,8 @@ from .limits import Limits
 from .report import Finding, ValidationReport, VALID, format_path
 from .rules import Rule
 
-Path = tuple
+#: A linked path: ``None`` at the root, ``(parent, key)`` below (see :func:`flatten`).
+Path = Any
 #: A compiled check: records findings for ``value`` at ``path`` into ``out``; True when it failed.
 #: ``path`` is linked, ``None`` at the root and ``(parent, key)`` below: cheap to extend.
 Check = Callable[[Any, Path, list], bool]
@@ -48,7 +49,7 @@ class Reporter:
         self.source = str(rule.source)
         self.template = rule.message or ""
 
-    def __call__(self, out: list, path: Path | None, template: str | None = None, **fields: Any) -> bool:
+    def __call__(self, out: list, path: Path, template: str | None = None, **fields: Any) -> bool:
         flat = flatten(path)
         fields["path"] = format_path(flat)
         message = (template or self.template).format_map(fields)
@@ -56,7 +57,7 @@ class Reporter:
         return True
 
 
-def flatten(path: Path | None) -> tuple:
+def flatten(path: Path) -> tuple:
     """A linked path ``(((None, "a"), 0), "b")`` as the tuple ``("a", 0, "b")``."""
     parts = []
     while path is not None:
@@ -182,7 +183,7 @@ def _chain(checks: list[tuple[Check, bool, bool]]) -> Check:
         return checks[0][0]
     plain = checks[0][1] and not any(halts or unconditional for _, halts, unconditional in checks[1:])
     # A type gate advertises the types it passes outright: testing them here saves a call.
-    passing = getattr(checks[0][0], "passing_types", frozenset())
+    passing: frozenset[type] = getattr(checks[0][0], "passing_types", frozenset())
     if plain and len(checks) == 2:  # a type gate, then one check
         gate, second = checks[0][0], checks[1][0]
 

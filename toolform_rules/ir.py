@@ -123,10 +123,11 @@ class Schema:
             yield prop.schema
         for _, sub in self.pattern_properties:
             yield sub
-        for sub in (self.additional_properties, self.property_names, self.items, self.contains,
-                    self.not_, self.if_, self.then_, self.else_):
-            if isinstance(sub, Schema):
-                yield sub
+        optional: tuple[object, ...] = (self.additional_properties, self.property_names, self.items,
+                                         self.contains, self.not_, self.if_, self.then_, self.else_)
+        for candidate in optional:
+            if isinstance(candidate, Schema):
+                yield candidate
         yield from self.prefix_items
         yield from self.any_of
         yield from self.one_of

@@ -455,7 +455,7 @@ def object_fields(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | Non
 
 def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Callable[[Any], str | None]) -> Transform:
     """Normalise the fields that have a normaliser, keeping keys as written; copy only on change."""
-    active = {name: sub for name, sub in subs.items() if sub is not None}
+    active: dict[str, Transform] = {name: sub for name, sub in subs.items() if sub is not None}
     active_items = tuple(active.items())
     declared = frozenset(subs)
 
@@ -464,10 +464,10 @@ def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Calla
             return value
         out = None
         if value.keys() <= declared:  # every key spelled as declared: visit only what may change
-            for name, sub in active_items:
+            for name, step in active_items:
                 if name in value:
                     item = value[name]
-                    new = sub(item)
+                    new = step(item)
                     if new is not item:
                         if out is None:
                             out = dict(value)
@@ -478,8 +478,8 @@ def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Calla
             if sub is None:
                 if key in declared:
                     continue
-                name = resolve(key)
-                sub = active.get(name) if name is not None else None
+                declared_name = resolve(key)
+                sub = active.get(declared_name) if declared_name is not None else None
                 if sub is None:
                     continue
             new = sub(item)

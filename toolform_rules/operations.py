@@ -12,7 +12,7 @@ from . import normalisation_ops as n
 from . import validation_ops as v
 
 VALIDATE_OPERATIONS: dict[str, Callable] = {
-    "unknown_tool": lambda rule, node, ctx: None,  # reported by the engine when a name resolves to no tool
+    "unknown_tool": v.unknown_tool,
     "boolean_schema": v.boolean_schema,
     "type": v.type_,
     "enum": v.enum,
@@ -70,37 +70,13 @@ NORMALISE_OPERATIONS: dict[str, Callable] = {
     "drop_default_optional": n.drop_default_optional,
 }
 
-#: The message fields each validation operation provides to its rule's template.
-MESSAGE_FIELDS: dict[str, frozenset[str]] = {
-    "unknown_tool": frozenset({"name"}),
-    "boolean_schema": frozenset({"value"}),
-    "type": frozenset({"expected", "got", "value"}),
-    "enum": frozenset({"value", "members"}),
-    "const": frozenset({"value", "const", "members"}),
-    "pattern": frozenset({"value", "pattern", "timeout", "limit"}),
-    "required": frozenset({"name"}),
-    "dependent_required": frozenset({"name", "trigger"}),
-    "additional_properties": frozenset({"key"}),
-    "unique_items": frozenset({"first", "second"}),
-    "contains": frozenset({"count", "low", "high"}),
-    "any_of": frozenset({"value", "got"}),
-    "one_of": frozenset({"value", "count", "got"}),
-    "not": frozenset({"value"}),
-}
-_NUMERIC = frozenset({"value", "limit"})
-_SIZES = frozenset({"value", "limit", "size"})
-for _op in ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "multiple_of"):
-    MESSAGE_FIELDS[_op] = _NUMERIC
-for _op in ("min_length", "max_length", "min_items", "max_items", "min_properties", "max_properties"):
-    MESSAGE_FIELDS[_op] = _SIZES
-
-
 def operation_fields(phase: str, op: str) -> frozenset[str] | None:
     """The message fields ``op`` provides (``path`` always), or ``None`` if no such operation."""
     if phase == "validate":
-        if op not in VALIDATE_OPERATIONS:
+        operation = VALIDATE_OPERATIONS.get(op)
+        if operation is None:
             return None
-        return MESSAGE_FIELDS.get(op, frozenset()) | {"path"}
+        return getattr(operation, "message_fields", frozenset()) | {"path"}
     if phase == "normalise":
         return frozenset({"path"}) if op in NORMALISE_OPERATIONS else None
     return None

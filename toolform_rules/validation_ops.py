@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sized
 
 import regex
 
@@ -29,6 +29,16 @@ from .names import canonical_name
 from .rules import Rule
 
 Operation = Callable[[Rule, Schema, NodeContext], "Check | None"]
+
+
+def provides(*fields: str) -> Callable[[Operation], Operation]:
+    """Declare the message fields an operation fills (besides ``path``); rule templates may use only these."""
+
+    def mark(operation: Operation) -> Operation:
+        operation.message_fields = frozenset(fields)  # type: ignore[attr-defined]
+        return operation
+
+    return mark
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -91,8 +101,15 @@ def _nullable(schema: Schema, rule: Rule) -> bool:
     return any(b.types == ("null",) for b in branches)
 
 
+@provides("name")
+def unknown_tool(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    """The call's name resolves to no tool: reported by the engine before any node is compiled."""
+    return None
+
+
 # --- types -----------------------------------------------------------------------------------
 
+@provides("expected", "got", "value")
 def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``type``: the value is of a declared type (``bool`` is never a number)."""
     if node.boolean is not None:
@@ -129,6 +146,7 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check_many
 
 
+@provides("value")
 def boolean_schema(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """The schema ``false``: no value is allowed here (``true`` allows every value)."""
     if node.boolean is not False:
@@ -163,6 +181,7 @@ def _membership(rule: Rule, members: tuple[Any, ...]) -> Callable[[Any], bool]:
     return is_json_member
 
 
+@provides("value", "members")
 def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``enum``: the value is one of the members (the study: strings compared case-insensitively)."""
     if node.enum is None:
@@ -188,6 +207,7 @@ def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@provides("value", "const", "members")
 def const(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``const``: the value is exactly this one (the study reads it as a one-member enum)."""
     if not _has_const(node):
@@ -232,7 +252,7 @@ def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
 
     operation.__name__ = attribute
     operation.__doc__ = f"``{attribute}``: numbers only."
-    return operation
+    return provides("value", "limit")(operation)
 
 
 minimum = _bound("minimum", operator.lt)
@@ -244,7 +264,7 @@ multiple_of = _bound("multiple_of", lambda v, lim: v == v and abs(v) != float("i
 
 # --- sizes -----------------------------------------------------------------------------------
 
-def _size(attribute: str, kinds: tuple[type, ...], too: Callable[[int, int], bool]) -> Operation:
+def _size(attribute: str, kinds: tuple[type[Sized], ...], too: Callable[[int, int], bool]) -> Operation:
     def operation(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         limit = getattr(node, attribute)
         if limit is None:
@@ -260,7 +280,7 @@ def _size(attribute: str, kinds: tuple[type, ...], too: Callable[[int, int], boo
 
     operation.__name__ = attribute
     operation.__doc__ = f"``{attribute}``: counts code points, items or properties."
-    return operation
+    return provides("value", "limit", "size")(operation)
 
 
 min_length = _size("min_length", (str,), operator.lt)
@@ -338,6 +358,7 @@ def _compile_pattern(source: str, rule: Rule) -> Any:
     return regex.compile(_ecma_to_regex(source) if rule.options.get("ecma_regex") else source)
 
 
+@provides("value", "pattern", "timeout", "limit")
 def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``pattern``: an unanchored search.  A pattern that does not compile is skipped.
 
@@ -445,6 +466,7 @@ def _passing_types(check: Check) -> frozenset[type]:
     return getattr(check, "passing_types", frozenset())
 
 
+@provides("key")
 def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``additionalProperties``: arguments the object does not declare.
 
@@ -496,6 +518,7 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
     return check
 
 
+@provides("name")
 def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``required``: each required property is present (by its canonical name, in the study)."""
     declared = {p.name: p.schema for p in node.properties}
@@ -523,6 +546,7 @@ def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@provides("name", "trigger")
 def dependent_required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``dependentRequired``: when a property is present, these others must be too."""
     if not node.dependent_required:
@@ -636,6 +660,7 @@ def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@provides("first", "second")
 def unique_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``uniqueItems``: no two items are equal (JSON equality)."""
     if not node.unique_items:
@@ -654,6 +679,7 @@ def unique_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@provides("count", "low", "high")
 def contains(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``contains`` with ``minContains``/``maxContains``: how many items match the schema."""
     if node.contains is None:
@@ -682,6 +708,7 @@ def _branches(node_branches: tuple[Schema, ...], rule: Rule) -> tuple[Schema, ..
     return node_branches
 
 
+@provides("value", "got")
 def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``anyOf`` (and, with ``one_of_as_any_of``, ``oneOf``): at least one branch accepts the value.
 
@@ -708,6 +735,7 @@ def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@provides("value", "count", "got")
 def one_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``oneOf``: exactly one branch accepts the value."""
     if not node.one_of:
@@ -742,6 +770,7 @@ def all_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@provides("value")
 def not_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``not``: the value must not satisfy the schema."""
     if node.not_ is None:
