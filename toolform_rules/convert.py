@@ -6,9 +6,11 @@ Unknown keys are refused, and a structuring failure becomes a :class:`RuleFileEr
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Mapping, TypeVar, get_origin
 
 import cattrs
+from cattrs.cols import (homogenous_tuple_structure_factory, is_mapping, is_sequence, list_structure_factory,
+                         mapping_structure_factory)
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
 from .errors import LocatedError, RuleFileError
@@ -19,10 +21,81 @@ T = TypeVar("T")
 converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
 
 
+class FieldValueError(ValueError):
+    """A validator's refusal that names its field.
+
+    attrs validators run in ``__init__``, after cattrs has structured each field, so cattrs
+    cannot say which field failed; this error carries the name so the location can.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, in the words a rule file's author uses."""
+    if value is None:
+        return "null"
+    for cls, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                      (list, "a list"), (tuple, "a list"), (Mapping, "a mapping")):
+        if isinstance(value, cls):
+            return name
+    return type(value).__name__
+
+
+# Strict scalars: cattrs would otherwise call str()/bool()/int() on anything, so that
+# ``halts: "false"`` became True, ``order: "3"`` became 3 and ``id: [a]`` became "['a']".
+def _strict(expected: tuple[type, ...], what: str) -> Any:
+    def hook(value: Any, _: Any) -> Any:
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            raise TypeError(f"expected {what}, got {_kind(value)} {value!r}")
+        return value
+
+    return hook
+
+
+converter.register_structure_hook(str, _strict((str,), "a string"))
+converter.register_structure_hook(bool, _strict((bool,), "a boolean (true or false)"))
+converter.register_structure_hook(int, _strict((int,), "an integer"))
+converter.register_structure_hook(float, _strict((int, float), "a number"))
+
+
+def _homogeneous(cls: Any) -> bool:
+    args: tuple[Any, ...] = getattr(cls, "__args__", ())
+    return get_origin(cls) is list or (get_origin(cls) is tuple and len(args) == 2 and args[1] is Ellipsis)
+
+
+@converter.register_structure_hook_factory(lambda cls: is_sequence(cls) and _homogeneous(cls))
+def _sequence_hook(cls: Any, conv: cattrs.Converter) -> Any:
+    """A list (or tuple) only: a string is not read as a list of its characters."""
+    inner = (homogenous_tuple_structure_factory if get_origin(cls) is tuple else list_structure_factory)(cls, conv)
+
+    def structure_sequence(value: Any, target: Any) -> Any:
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"expected a list, got {_kind(value)} {value!r}")
+        return inner(value, target)
+
+    return structure_sequence
+
+
+@converter.register_structure_hook_factory(lambda cls: is_mapping(cls) and get_origin(cls) is dict)
+def _mapping_hook(cls: Any, conv: cattrs.Converter) -> Any:
+    """A mapping only."""
+    inner = mapping_structure_factory(cls, conv)
+
+    def structure_mapping(value: Any, target: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"expected a mapping, got {_kind(value)} {value!r}")
+        return inner(value, target)
+
+    return structure_mapping
+
+
 def _first_leaf(exc: BaseException, doc: Any, trail: list[Any]) -> tuple[BaseException, Any, list[Any]]:
     """Walk a cattrs exception group down to one concrete failure and the data around it."""
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
-        inner, notes = exc.group_exceptions()
+        notes, inner = exc.group_exceptions()  # (with notes, without)
         for sub, note in notes:
             name = getattr(note, "name", None)
             index = getattr(note, "index", None)
@@ -38,8 +111,11 @@ def _first_leaf(exc: BaseException, doc: Any, trail: list[Any]) -> tuple[BaseExc
     return exc, doc, trail
 
 
-def structure(data: Any, cls: type[T], *, error: type[LocatedError] = RuleFileError, source: str = "<string>") -> T:
+def structure(data: Any, cls: type[T], *, error: type[LocatedError] = RuleFileError, source: str = "<string>",
+              field_prefix: str | None = None) -> T:
     """Structure ``data`` into ``cls`` with the one converter; failures name file, line and field.
+
+    ``field_prefix`` starts the failing field's name (a rule's id: ``my.rule.phase``).
 
     >>> import attrs
     >>> @attrs.frozen
@@ -52,15 +128,19 @@ def structure(data: Any, cls: type[T], *, error: type[LocatedError] = RuleFileEr
         return converter.structure(data, cls)
     except (ClassValidationError, IterableValidationError, ForbiddenExtraKeysError, ValueError, TypeError) as exc:
         leaf, _, trail = _first_leaf(exc, data, [])
-        field = ".".join(str(k) for _, k in trail if k is not None) or None
+        if isinstance(leaf, FieldValueError):  # a validator's refusal: cattrs did not note the field
+            trail = trail + [(_container_at(data, trail), leaf.field)]
+        field = ".".join(str(k) for k in [field_prefix, *(k for _, k in trail)] if k is not None) or None
         line = column = None
         for container, key in reversed(trail):
             if isinstance(container, Located):
                 line, column = container.position_of(key)
                 break
         if isinstance(leaf, ForbiddenExtraKeysError):
-            extra = sorted(map(str, leaf.extra_fields))
             located = _container_at(data, trail)
+            extra = sorted(map(str, leaf.extra_fields))
+            if isinstance(located, Located):  # the first one written
+                extra.sort(key=lambda k: tuple(n or 0 for n in located.position_of(k)))
             if isinstance(located, Located) and extra:
                 line, column = located.position_of(extra[0])
             where = f"{field}." if field else ""

@@ -43,11 +43,27 @@ def validation_profiles() -> list[str]:
 
 
 def program_for(tool: Tool, profile: str, limits: Limits = DEFAULT_LIMITS) -> Program:
-    """The compiled program of ``tool`` under ``profile`` (compiled on first use, then cached on the tool)."""
+    """The compiled validation program of ``tool`` under ``profile`` (compiled once, cached on the tool).
+
+    >>> from toolform_rules import sample_tool
+    >>> program_for(sample_tool(), "study").run({"counterparty": "A", "value": 1, "term_months": 0}).constraint_errors
+    ['term_months: 0 < minimum 1']
+    """
     key = (profile, limits)
     program = tool.programs.get(key)
     if program is None:
+        _validation_profile(profile)
         program = compile_tool(tool, _profile(profile), limits)
+        tool.programs[key] = program
+    return program
+
+
+def _normaliser_for(tool: Tool, strictness: str, limits: Limits) -> Program:
+    """The compiled normalisation program of ``tool`` (cached apart from the validation programs)."""
+    key = (strictness, limits, "normalise")
+    program = tool.programs.get(key)
+    if program is None:
+        program = compile_tool(tool, _profile(strictness), limits)
         tool.programs[key] = program
     return program
 
@@ -99,7 +115,6 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk",
         return _unknown_tool(name, profile)
     program = tool.programs.get((profile, limits))
     if program is None:
-        _validation_profile(profile)
         program = program_for(tool, profile, limits)
     return program.run(arguments)
 
@@ -172,7 +187,7 @@ def normalize_call(call: Any, tool: Tool | None, strictness: str = "normalized",
     if tool is None:
         normalised = canonical_value(arguments)
     else:
-        program = program_for(tool, strictness, limits)
+        program = _normaliser_for(tool, strictness, limits)
         try:
             normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
         except RecursionError:

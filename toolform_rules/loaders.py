@@ -10,6 +10,7 @@ Schema types, and ``$ref`` targets are collected into the tool's ``definitions``
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -88,12 +89,13 @@ class _Reader:
                 fields[key] = raw[key]
         if "pattern" in fields:
             fields["pattern"] = raw["pattern"]
-        if "default" in raw:
-            fields["default"] = raw["default"]
+        if "default" in raw:  # data, copied: the IR never shares a mutable value with the input
+            fields["default"] = copy.deepcopy(raw["default"])
         for key, attr in _NUMBER_KEYWORDS.items():
             if key in raw and raw[key] is not None:
                 value = raw[key]
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                if (isinstance(value, bool) or not isinstance(value, (int, float))
+                        or (isinstance(value, float) and not math.isfinite(value))):
                     raise self.fail(f"{key} must be a finite number, got {_json_type(value)}", f"{path}.{key}")
                 if key == "multipleOf" and value <= 0:
                     raise self.fail("multipleOf must be greater than 0", f"{path}.{key}")
@@ -113,9 +115,9 @@ class _Reader:
         if "enum" in raw and raw["enum"] is not None:
             if not isinstance(raw["enum"], list):
                 raise self.fail(f"enum must be an array, got {_json_type(raw['enum'])}", f"{path}.enum")
-            fields["enum"] = tuple(raw["enum"])
+            fields["enum"] = tuple(copy.deepcopy(raw["enum"]))
         if "const" in raw:
-            fields["const"] = raw["const"]
+            fields["const"] = copy.deepcopy(raw["const"])
         self._object_keywords(raw, pointer, path, depth, fields)
         self._array_keywords(raw, pointer, path, depth, fields)
         for key, attr in _SUBSCHEMA_KEYWORDS.items():
@@ -167,9 +169,10 @@ class _Reader:
             props = raw["properties"]
             if not isinstance(props, Mapping):
                 raise self.fail(f"properties must be an object, got {_json_type(props)}", f"{path}.properties")
+            self._string_keys(props, f"{path}.properties")
             fields["properties"] = tuple(
-                Property(str(name), self.read(sub, f"{pointer}/properties/{_escape(str(name))}",
-                                              f"{path}.properties.{name}", depth + 1))
+                Property(name, self.read(sub, f"{pointer}/properties/{_escape(name)}",
+                                         f"{path}.properties.{name}", depth + 1))
                 for name, sub in props.items())
         if "required" in raw and raw["required"] is not None:
             required = raw["required"]
@@ -179,9 +182,8 @@ class _Reader:
             if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
                 raise self.fail("required must be an array of property names", f"{path}.required")
             fields["required"] = tuple(dict.fromkeys(required))
-        draft3 = tuple(p.name for p in fields.get("properties", ())
-                       if isinstance(raw["properties"][p.name], Mapping)
-                       and raw["properties"][p.name].get("required") is True)
+        draft3 = tuple(name for name, sub in (raw.get("properties") or {}).items()
+                       if isinstance(sub, Mapping) and sub.get("required") is True)
         if draft3:
             fields["required"] = tuple(dict.fromkeys(fields.get("required", ()) + draft3))
         if "additionalProperties" in raw and raw["additionalProperties"] is not None:
@@ -193,6 +195,7 @@ class _Reader:
             pats = raw["patternProperties"]
             if not isinstance(pats, Mapping):
                 raise self.fail("patternProperties must be an object", f"{path}.patternProperties")
+            self._string_keys(pats, f"{path}.patternProperties")
             fields["pattern_properties"] = tuple(
                 (name, self.read(sub, f"{pointer}/patternProperties/{_escape(name)}",
                                  f"{path}.patternProperties.{name}", depth + 1))
@@ -203,6 +206,12 @@ class _Reader:
                     isinstance(v, list) and all(isinstance(x, str) for x in v) for v in deps.values()):
                 raise self.fail("dependentRequired must map names to arrays of names", f"{path}.dependentRequired")
             fields["dependent_required"] = tuple((k, tuple(v)) for k, v in deps.items())
+
+    def _string_keys(self, mapping: Mapping[Any, Any], path: str) -> None:
+        """Refuse a key that is not a string (JSON has none; a Python dict may)."""
+        for key in mapping:
+            if not isinstance(key, str):
+                raise self.fail(f"property names must be strings, got {_json_type(key)} {key!r}", path)
 
     def _array_keywords(self, raw: Mapping[str, Any], pointer: str, path: str, depth: int,
                         fields: dict[str, Any]) -> None:
@@ -267,7 +276,7 @@ class _Reader:
             if target is _MISSING:
                 raise self.fail(f"$ref {ref!r} points to nothing in this tool's schema", "")
             self.definitions[ref] = Schema()  # placeholder: a cycle back to it is legal
-            self.definitions[ref] = self.read(target, ref, f" ($ref {ref})", 0)
+            self.definitions[ref] = self.read(target, ref, _pointer_path(self.root, ref), 0)
 
 
 _MISSING = object()
@@ -400,6 +409,24 @@ def _follow_pointer(root: Any, ref: str) -> Any:
     return node
 
 
+def _pointer_path(root: Any, ref: str) -> str:
+    """The JSON path (after the schema's own) of the node at canonical pointer ``ref``.
+
+    >>> _pointer_path({"$defs": {"a/b": {"items": [{}, {}]}}}, "#/$defs/a~1b/items/1")
+    '.$defs.a/b.items[1]'
+    """
+    node, out = root, []
+    for part in ref[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            out.append(f"[{part}]")
+            node = node[int(part)]
+        else:
+            out.append(f".{part}")
+            node = node.get(part) if isinstance(node, Mapping) else None
+    return "".join(out)
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -409,7 +436,7 @@ def _json_type(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return "array"
     if isinstance(value, Mapping):
         return "object"
@@ -486,7 +513,7 @@ def _read_tool(where: str, entry: Any, kind: str, source: str, limits: Limits) -
                           path=where)
     shape = _shape(entry) if kind == "auto" else kind
     body = entry
-    if shape == "openai" and entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):
+    if entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):  # whatever the kind
         body, where = entry["function"], f"{where}.function"
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -508,8 +535,12 @@ def _read_tool(where: str, entry: Any, kind: str, source: str, limits: Limits) -
     if not isinstance(raw_schema, Mapping):
         raise LoaderError(f"{key} must be a JSON object, got {_json_type(raw_schema)}", source=source, tool=name,
                           path=f"{where}.{key}")
-    schema, definitions, warnings = read_schema(raw_schema, tool=name, source=source, where=f"{where}.{key}",
-                                                limits=limits)
+    try:
+        schema, definitions, warnings = read_schema(raw_schema, tool=name, source=source, where=f"{where}.{key}",
+                                                    limits=limits)
+    except RecursionError:  # only when limits.max_depth is raised past what Python's stack holds
+        raise LoaderError(f"the schema is nested too deeply to read (limits.max_depth is {limits.max_depth})",
+                          source=source, tool=name, path=f"{where}.{key}") from None
     if schema.types and "object" not in schema.types:
         raise LoaderError(f"a tool's arguments are an object, but {key}.type says {'/'.join(schema.types)}",
                           source=source, tool=name, path=f"{where}.{key}.type")
@@ -529,22 +560,34 @@ def _with_types(schema: Schema, types: tuple[str, ...]) -> Schema:
 
 def _read_input(obj: Any, limits: Limits) -> tuple[Any, str]:
     """Turn a path, JSON text or Python objects into (document, source name)."""
-    if isinstance(obj, Path) or (isinstance(obj, str) and not obj.lstrip().startswith(("{", "["))):
+    if isinstance(obj, Path) or (isinstance(obj, str) and obj.strip()
+                                 and not obj.lstrip().startswith(("{", "["))):
         path = Path(obj)
-        if not path.is_file():
-            raise LoaderError("no such file (and not JSON text: JSON starts with '{' or '[')", source=str(obj))
-        size = path.stat().st_size
-        if size > limits.max_input_bytes:
-            raise LoaderError(f"the file is {size} bytes, more than the {limits.max_input_bytes} allowed",
-                              source=str(path))
         try:
+            if not path.is_file():
+                raise LoaderError("no such file (and not JSON text: JSON starts with '{' or '[')",
+                                  source=str(obj))
+            size = path.stat().st_size
+            if size > limits.max_input_bytes:
+                raise LoaderError(f"the file is {size} bytes, more than the {limits.max_input_bytes} allowed",
+                                  source=str(path))
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as err:
             raise LoaderError(f"the file is not UTF-8 text (byte {err.start})", source=str(path)) from None
+        except (OSError, ValueError) as err:  # a name too long, a NUL in it, no permission, ...
+            raise LoaderError(f"cannot read the file: {getattr(err, 'strerror', None) or err}",
+                              source=str(obj)) from None
+        if not text.strip():
+            raise LoaderError("the file is empty: it holds no JSON", source=str(path))
         return _parse_json(text, str(path)), str(path)
     if isinstance(obj, (bytes, bytearray)):
-        obj = obj.decode("utf-8", errors="strict")
+        try:
+            obj = obj.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as err:
+            raise LoaderError(f"the bytes are not UTF-8 text (byte {err.start})", source="<bytes>") from None
     if isinstance(obj, str):
+        if not obj.strip():
+            raise LoaderError("the text is empty: it holds no JSON", source="<string>")
         if len(obj) > limits.max_input_bytes:
             raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source="<string>")
         return _parse_json(obj, "<string>"), "<string>"
@@ -553,23 +596,30 @@ def _read_input(obj: Any, limits: Limits) -> tuple[Any, str]:
 
 def _parse_json(text: str, source: str) -> Any:
     try:
+        return _json_loads(text, source, "JSON")
+    except LoaderError as first:
+        if first.message != "not valid JSON: Extra data":
+            raise
+    # JSON Lines: one document a line (BFCL's files).  Split at "\n" only: a JSON string may
+    # hold U+2028 or a form feed unescaped, where str.splitlines would cut it.
+    docs = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            docs.append(_json_loads(line, source, "JSON Lines", number))
+    return docs
+
+
+def _json_loads(text: str, source: str, what: str, line: int | None = None) -> Any:
+    """``json.loads``, every failure a :class:`LoaderError` (with line and column where known)."""
+    try:
         return json.loads(text)
-    except json.JSONDecodeError as first:
-        if first.msg == "Extra data":  # JSON Lines: one document a line (BFCL's files)
-            docs = []
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    docs.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise LoaderError(f"not valid JSON Lines: {err.msg}", source=source, line=number,
-                                      column=err.colno) from None
-            return docs
-        raise LoaderError(f"not valid JSON: {first.msg}", source=source, line=first.lineno,
-                          column=first.colno) from None
+    except json.JSONDecodeError as err:
+        raise LoaderError(f"not valid {what}: {err.msg}", source=source,
+                          line=err.lineno if line is None else line, column=err.colno) from None
     except RecursionError:
-        raise LoaderError("the JSON is nested too deeply", source=source) from None
+        raise LoaderError(f"the {what} is nested too deeply", source=source, line=line) from None
+    except ValueError as err:  # e.g. an integer longer than Python's int_max_str_digits
+        raise LoaderError(f"not valid {what}: {err}", source=source, line=line) from None
 
 
 def load_tools(obj: Any, kind: str = "auto", *, limits: Limits = DEFAULT_LIMITS) -> Toolset:

@@ -31,7 +31,10 @@ class Toolset:
             key = canonical_name(tool.name)
             clash = self._canonical.get(key)
             if clash is not None:
-                if clash == tool:  # the same definition again (BFCL files repeat them): one tool
+                # the same definition again (BFCL files repeat them): one tool.  ``definitions``
+                # is left out of Tool equality, but two tools whose $refs lead to different
+                # schemas are different tools.
+                if clash == tool and dict(clash.definitions) == dict(tool.definitions):
                     continue
                 if clash.name == tool.name:
                     raise LoaderError(f"two different tools are named {tool.name!r} (at {_where(clash)} and "

@@ -43,13 +43,16 @@ class _LocatingLoader(yaml.SafeLoader):
     source_name = "<string>"
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:  # type: ignore[override]
+        # The keys written here, before a merge (``<<: *base``) adds the base's keys, which
+        # these may override: only a key written twice here is a duplicate.
+        written = [key_node for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge"]
         plain = super().construct_mapping(node, deep=True)
         located = LocatedDict(plain)
         located.source = self.source_name
         located.line, located.column = node.start_mark.line + 1, node.start_mark.column + 1
         located.positions = {}
         seen: set[Any] = set()
-        for key_node, _ in node.value:
+        for key_node in written:
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, (list, dict)):
                 continue
@@ -94,14 +97,21 @@ def load_yaml(text: str, *, source: str = "<string>", max_bytes: int = 1_000_000
         return loader.get_single_data()
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
+        what = err.problem or err.context
+        if err.problem and err.context and err.context_mark and err.context_mark.line != getattr(mark, "line", None):
+            # where the unfinished construct began: "while parsing a flow sequence (from line 3, column 12)"
+            what = (f"{err.context} (from line {err.context_mark.line + 1}, column {err.context_mark.column + 1}): "
+                    f"{err.problem}")
         raise RuleFileError(
-            f"not valid YAML: {err.problem or err.context}",
+            f"not valid YAML: {what}",
             source=source,
             line=mark.line + 1 if mark else None,
             column=mark.column + 1 if mark else None,
         ) from None
     except yaml.YAMLError as err:
         raise RuleFileError(f"not valid YAML: {err}", source=source) from None
+    except RecursionError:
+        raise RuleFileError("the YAML is nested too deeply to read", source=source) from None
     finally:
         loader.dispose()
 
