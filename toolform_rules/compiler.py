@@ -147,6 +147,8 @@ class Compiler:
         ctx = NodeContext(self, root)
         checks: list[tuple[Check, bool, bool]] = []
         for rule, operation in self.validate_rules:
+            if rule.applies_to and schema.types and not set(schema.types) & set(rule.applies_to):
+                continue
             check = operation(rule, schema, ctx)
             if check is not None:
                 checks.append((check, rule.halts, rule.unconditional))

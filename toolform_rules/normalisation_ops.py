@@ -131,11 +131,12 @@ def _folds(ctx: NodeContext) -> bool:
 
 
 def _kinds(rule: Rule, default: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(rule.options.get("kinds", default))
+    return rule.applies_to or default
 
 
 def _gate(kind: Kind, rule: Rule, default: tuple[str, ...]) -> bool:
-    """Whether ``rule`` applies to ``kind``: its kinds list names the kind (or, for an enum, ``enum:<base>``)."""
+    """Whether ``rule`` applies to ``kind``: its ``applies_to`` (else the step's own default
+    kinds) names the kind, or, for an enum, ``enum:<base>``."""
     kinds = _kinds(rule, default)
     return kind.name in kinds or (kind.name == "enum" and f"enum:{kind.base}" in kinds)
 

@@ -53,12 +53,15 @@ class Rule:
     ``order``: findings of a rule with a higher order come after those of lower order.
     ``listed``: ``in argument order`` lists this rule's findings in the order the call
     wrote the arguments, depth first (else as the checks found them).
+    ``applies_to``: the kinds of schema node the rule applies to (``string``, ``integer``,
+    ``enum:string``...); empty means wherever its operation finds what it checks.
     ``options``: what the operation reads to behave as this profile wants.
     """
 
     id: str
     op: str
     phase: str = attrs.field(validator=_one_of(PHASES))
+    applies_to: tuple[str, ...] = ()
     bucket: str | None = attrs.field(default=None, validator=attrs.validators.optional(_one_of(BUCKETS)))
     message: str | None = None
     halts: bool = False
