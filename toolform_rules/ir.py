@@ -110,6 +110,17 @@ class Schema:
         """Whether ``type_name`` is one of this node's declared types (any, when none are)."""
         return not self.types or type_name in self.types
 
+    @property
+    def declares_null(self) -> bool:
+        """Whether null is declared beside another type: a ``null`` type member, a ``null``
+        anyOf/oneOf branch, or a ``None`` member of an untyped-null enum.  The study reads
+        such a property as optional."""
+        if "null" in self.types and len(self.types) > 1:
+            return True
+        if self.enum is not None and None in self.enum and "null" not in self.types:
+            return True
+        return any(b.types == ("null",) for b in (self.any_of or self.one_of))
+
     def property(self, name: str) -> "Schema | None":
         """The schema of property ``name`` (exact spelling), or ``None``."""
         for prop in self.properties:

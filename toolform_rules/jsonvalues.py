@@ -78,3 +78,19 @@ def is_multiple_of(value: int | float, divisor: int | float) -> bool:
     except (ValueError, OverflowError, ZeroDivisionError):
         return False
     return quotient.denominator == 1
+
+
+def shared_type(members: tuple[Any, ...]) -> str:
+    """The JSON type an untyped enum's members share (``None`` aside): boolean, integer, number, else string.
+
+    >>> shared_type((1, 2)), shared_type((1, 2.5)), shared_type((True,)), shared_type(("a", 1))
+    ('integer', 'number', 'boolean', 'string')
+    """
+    values = [m for m in members if m is not None]
+    if values and all(isinstance(m, bool) for m in values):
+        return "boolean"
+    if values and all(isinstance(m, int) and not isinstance(m, bool) for m in values):
+        return "integer"
+    if values and all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in values):
+        return "number"
+    return "string"

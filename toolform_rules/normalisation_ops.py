@@ -22,6 +22,7 @@ import attrs
 
 from .compiler import NodeContext, Transform
 from .ir import ABSENT, Schema
+from .jsonvalues import shared_type
 from .names import canonical_name
 from .rules import Rule
 
@@ -39,17 +40,6 @@ class Kind:
     branches: tuple[Schema, ...] = ()  # for union
 
 
-def _enum_base(members: tuple[Any, ...]) -> str:
-    values = [m for m in members if m is not None]
-    if values and all(isinstance(m, bool) for m in values):
-        return "boolean"
-    if values and all(isinstance(m, int) and not isinstance(m, bool) for m in values):
-        return "integer"
-    if values and all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in values):
-        return "number"
-    return "string"
-
-
 def kind_of(node: Schema, ctx: NodeContext) -> Kind:
     """How the study reads ``node`` (``$ref`` and single-branch combinators followed)."""
     seen = 0
@@ -61,7 +51,7 @@ def kind_of(node: Schema, ctx: NodeContext) -> Kind:
         non_null = tuple(t for t in node.types if t != "null")
         if node.enum is not None or node.const is not ABSENT:
             members = node.enum if node.enum is not None else (node.const,)
-            base = non_null[0] if len(non_null) == 1 else _enum_base(members)
+            base = non_null[0] if len(non_null) == 1 else shared_type(members)
             return Kind("enum", node, base=base, members=members)
         if len(non_null) == 1:
             return Kind(non_null[0], node)
@@ -571,15 +561,7 @@ def sort_keys(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
 def _optional_params(node: Schema) -> list[tuple[str, Schema]]:
     """The properties a call may leave out: not required, or (as the study read them) nullable."""
     required = set(node.required)
-
-    def nullable(schema: Schema) -> bool:
-        if "null" in schema.types and len(schema.types) > 1:
-            return True
-        if schema.enum is not None and None in schema.enum and "null" not in schema.types:
-            return True
-        return any(b.types == ("null",) for b in (schema.any_of or schema.one_of))
-
-    return [(p.name, p.schema) for p in node.properties if p.name not in required or nullable(p.schema)]
+    return [(p.name, p.schema) for p in node.properties if p.name not in required or p.schema.declares_null]
 
 
 def drop_empty_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:

@@ -24,7 +24,7 @@ import regex
 
 from .compiler import Check, NodeContext, accept
 from .ir import Schema
-from .jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal
+from .jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
 from .names import canonical_name
 from .rules import Rule
 
@@ -54,9 +54,9 @@ def _study_types(node: Schema, rule: Rule) -> tuple[str, ...]:
     if rule.options.get("null_makes_optional") and "null" in types and len(types) > 1:
         types = tuple(t for t in types if t != "null")
     if not types and rule.options.get("enum_implies_type") and node.enum is not None and node.boolean is None:
-        types = (_enum_base(node.enum),)
+        types = (shared_type(node.enum),)
     if not types and rule.options.get("enum_implies_type") and node.const is not None and _has_const(node):
-        types = (_enum_base((node.const,)),)
+        types = (shared_type((node.const,)),)
     return types
 
 
@@ -64,18 +64,6 @@ def _has_const(node: Schema) -> bool:
     from .ir import ABSENT
 
     return node.const is not ABSENT
-
-
-def _enum_base(members: tuple[Any, ...]) -> str:
-    """The type an untyped enum's members share: boolean, integer, number, else string."""
-    values = [m for m in members if m is not None]
-    if values and all(isinstance(m, bool) for m in values):
-        return "boolean"
-    if values and all(isinstance(m, int) and not isinstance(m, bool) for m in values):
-        return "integer"
-    if values and all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in values):
-        return "number"
-    return "string"
 
 
 def _type_test(name: str, integral_float_is_integer: bool) -> Callable[[Any], bool]:
@@ -90,15 +78,8 @@ def _type_test(name: str, integral_float_is_integer: bool) -> Callable[[Any], bo
 
 
 def _nullable(schema: Schema, rule: Rule) -> bool:
-    """Whether the study reads ``schema`` as optional: a null type member, null branch or null enum member."""
-    if not rule.options.get("nullable_is_optional"):
-        return False
-    if "null" in schema.types and len(schema.types) > 1:
-        return True
-    if schema.enum is not None and None in schema.enum and "null" not in schema.types:
-        return True
-    branches = schema.any_of or schema.one_of
-    return any(b.types == ("null",) for b in branches)
+    """Whether the rule reads ``schema`` as optional (the study: it declares null beside a type)."""
+    return bool(rule.options.get("nullable_is_optional")) and schema.declares_null
 
 
 @provides("name")
