@@ -49,7 +49,7 @@ def program_for(tool: Tool, profile: str, limits: Limits = DEFAULT_LIMITS) -> Pr
     >>> program_for(sample_tool(), "study").run({"counterparty": "A", "value": 1, "term_months": 0}).constraint_errors
     ['term_months: 0 < minimum 1']
     """
-    key = (profile, limits)
+    key = profile if limits is DEFAULT_LIMITS else (profile, limits)
     program = tool.programs.get(key)
     if program is None:
         _validation_profile(profile)
@@ -105,15 +105,16 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk",
      'type_errors': ['term_months: expected integer, got str'], 'enum_errors': [],
      'constraint_errors': ['value: -5 < minimum 0'], 'n_errors': 3}
     """
-    if type(call) is dict and "name" in call and type(call.get("arguments")) is dict:
-        name, arguments = call["name"], call["arguments"]  # the common shape, read without copying
-    else:
+    name = arguments = None
+    if type(call) is dict:  # the common shape, read without copying
+        name, arguments = call.get("name"), call.get("arguments")
+    if type(arguments) is not dict or type(name) is not str:
         name, arguments, _ = as_call(call)
     tool = (tools if type(tools) is Toolset else _toolset(tools)).get(name)
     if tool is None:
         _validation_profile(profile)
         return _unknown_tool(name, profile)
-    program = tool.programs.get((profile, limits))
+    program = tool.programs.get(profile if limits is DEFAULT_LIMITS else (profile, limits))
     if program is None:
         program = program_for(tool, profile, limits)
     return program.run(arguments)

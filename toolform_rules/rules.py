@@ -53,6 +53,8 @@ class Rule:
     ``order``: findings of a rule with a higher order come after those of lower order.
     ``listed``: ``in argument order`` lists this rule's findings in the order the call
     wrote the arguments, depth first (else as the checks found them).
+    ``repairs_only_rejected``: (normalisation) the rule changes only values the validation
+    rules reject as they stand, so a call that passes without it is not normalised at all.
     ``applies_to``: the kinds of schema node the rule applies to (``string``, ``integer``,
     ``enum:string``...); empty means wherever its operation finds what it checks.
     ``options``: what the operation reads to behave as this profile wants.
@@ -68,6 +70,7 @@ class Rule:
     unconditional: bool = False
     order: int = 0
     listed: str = attrs.field(default="as found", validator=_one_of(("as found", "in argument order")))
+    repairs_only_rejected: bool = False
     options: dict[str, Any] = attrs.field(factory=dict)
     description: str = ""
     source: SourceLocation = SourceLocation("<unknown>")

@@ -229,6 +229,8 @@ def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
                     return report(out, path, value=value, limit=limit)
             return False
 
+        # what the compiler needs to fold this bound into the type gate before it (see _chain)
+        check.bound = (failed, limit, report, bool_is_number)  # type: ignore[attr-defined]
         return check
 
     operation.__name__ = attribute
@@ -412,6 +414,8 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         return None
     canonical = bool(rule.options.get("canonical_names"))
     resolve = _resolver(node, canonical)
+    undeclared_rule = _undeclared_keys_rule(node, ctx)
+    report_undeclared = ctx.reporter(undeclared_rule) if undeclared_rule is not None else None
     skip_null = bool(rule.options.get("skip_null_optional_at_root")) and ctx.root
     required = frozenset(p.name for p in node.properties
                          if p.name in node.required and not _nullable(p.schema, rule))
@@ -430,6 +434,8 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             if entry is None:
                 name = resolve(key)
                 if name is None:
+                    if report_undeclared is not None:
+                        failed = report_undeclared(out, (path, key), key=key)
                     continue
                 entry = table[name]
             sub, passing, none_is_absent = entry
@@ -440,6 +446,26 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         return failed
 
     return check
+
+
+def _undeclared_keys_rule(node: Schema, ctx: NodeContext) -> Rule | None:
+    """The additionalProperties rule, when all it has to do at ``node`` is report undeclared keys.
+
+    ``properties`` and ``additionalProperties`` walk the same keys.  When the second would
+    only report each key the first cannot resolve (a closed object, no patternProperties,
+    the same name resolution), ``properties`` reports those keys for it, under its rule,
+    in the same walk, and ``additional_properties`` stands down.
+    """
+    extra_rule = ctx.rule_with_op("additional_properties")
+    props_rule = ctx.rule_with_op("properties")
+    if extra_rule is None or props_rule is None or not node.properties or node.pattern_properties:
+        return None
+    if bool(extra_rule.options.get("canonical_names")) != bool(props_rule.options.get("canonical_names")):
+        return None
+    extra = node.additional_properties
+    if extra is None and extra_rule.options.get("closed_when_properties"):
+        extra = False
+    return extra_rule if extra is False else None
 
 
 def _passing_types(check: Check) -> frozenset[type]:
@@ -455,6 +481,8 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
     With ``closed_when_properties`` (the study), a tool's arguments, and an object that
     lists properties, are closed unless ``additionalProperties`` says otherwise.
     """
+    if _undeclared_keys_rule(node, ctx) is rule:
+        return None  # the properties walk reports the undeclared keys (see _undeclared_keys_rule)
     extra = node.additional_properties
     if extra is None and rule.options.get("closed_when_properties") and (node.properties or ctx.root):
         extra = False  # the study: a tool's arguments are closed, and so is an object that lists properties
