@@ -198,3 +198,13 @@ def test_a_union_value_keeps_its_own_type() -> None:
     call = {"name": "f", "arguments": {"a": True, "b": 5}}
     assert normalize_call(call, load_tools(tool).tools[0]).arguments == {"a": True, "b": 5}
     assert ref_normalize(call, ref_load_tools(tool), "normalized") == {"a": 1, "b": "5"}
+
+
+def test_an_enum_on_an_array_node_is_checked_as_declared() -> None:
+    """BFCL's get_sensor_readings_latest puts a string enum on the array itself. The value
+    must then be one of the members (an enum error); the reference instead reads the node as
+    a string enum and reports the list as a type error."""
+    tool = _tool({"m": {"type": "array", "items": {"type": "string"}, "enum": ["temperature", "humidity"]}})
+    ours, ref = _both(tool, {"m": ["temperature"]})
+    assert ours["enum_errors"] == ["m: ['temperature'] not in ['temperature', 'humidity']"]
+    assert ref["type_errors"] == ["m: expected string, got list"]
