@@ -1,0 +1,84 @@
+"""What every answer protocol is: a grammar, a transformer, a renderer — behind one interface.
+
+A protocol reads reply text and returns an :class:`Extraction`: the raw calls it found
+(name, arguments as written, where they stood), notes (where a grammar stopped, what was
+ignored) and whether the whole reply kept to the format.  It never validates and never
+sees a schema beyond what typing text values needs.  It also renders calls: ``example``,
+``render_calls`` and ``instructions`` for a prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import attrs
+
+from ..calls import ToolCall
+from ..toolset import Toolset
+
+
+@attrs.frozen
+class ProtocolInfo:
+    """A protocol's identity: its id, a name, one sentence on what it looks like.
+
+    ``parallel``: a reply may hold several calls.  ``text_values``: the format writes
+    values as text, so they are typed from the tool's schema after parsing (``cli_call``).
+    """
+
+    id: str
+    name: str
+    description: str
+    parallel: bool = True
+    text_values: bool = False
+
+
+@attrs.frozen
+class RawCall:
+    """A call as the reply wrote it: the name, the arguments, and the span of text it came from."""
+
+    name: str
+    arguments: dict[str, Any]
+    span: tuple[int, int] | None = None
+
+
+@attrs.frozen
+class Extraction:
+    """What a protocol found in a reply.
+
+    ``compliant``: the reply is the format and nothing else (surrounding white space, and a
+    code fence where the format allows one, aside).  ``notes``: sentences for the caller —
+    where a grammar stopped (line, column, what it expected), what was left over.
+    """
+
+    calls: tuple[RawCall, ...] = ()
+    notes: tuple[str, ...] = ()
+    compliant: bool = False
+
+
+class Protocol:
+    """Base class of the answer protocols; a subclass sets ``info`` and implements the three verbs."""
+
+    info: ProtocolInfo
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+        """The calls ``text`` holds in this protocol's syntax (never raises for any text)."""
+        raise NotImplementedError
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """The reply a model following this protocol would write for ``calls``."""
+        raise NotImplementedError
+
+    def example(self, call: ToolCall) -> str:
+        """One call, rendered."""
+        return self.render_calls([call])
+
+    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
+        """What to tell a model so that it answers in this protocol."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<protocol {self.info.id}>"

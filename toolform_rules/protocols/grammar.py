@@ -1,0 +1,95 @@
+"""The parser module: the only place that builds Lark parsers and reads Lark's errors.
+
+A grammar file in ``grammars/`` is the source of truth for a format.  ``load_parser``
+builds an LALR parser for it once (``%import`` of the shared pieces resolves inside
+``grammars/``); ``parse`` runs it and turns any Lark error into a
+:class:`GrammarFailure` that says where the grammar stopped (line, column) and what it
+expected there.  Protocol modules receive trees and transform them with their own
+``Transformer``; nothing past the protocols sees Lark.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..errors import ToolformRulesError
+
+__all__ = ["GrammarFailure", "Token", "Transformer", "Tree", "grammars_directory", "load_parser", "parse", "v_args"]
+
+
+def grammars_directory() -> Path:
+    """Where the grammar files are: inside the installed package, else the source tree."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "grammars", here.parent / "grammars"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"the grammars directory is missing from the installation ({here})")
+
+
+class GrammarFailure(ToolformRulesError):
+    """Where a grammar stopped on a text: 1-based line and column, and what it expected."""
+
+    def __init__(self, grammar: str, line: int, column: int, expected: tuple[str, ...] = (), found: str = "") -> None:
+        self.grammar, self.line, self.column, self.expected, self.found = grammar, line, column, expected, found
+        super().__init__(f"{grammar}: {self.describe()}")
+
+    def describe(self) -> str:
+        """``line 1, column 9: expected ',' or '}', found ']'`` — for a reply's note."""
+        where = f"line {self.line}, column {self.column}"
+        wanted = " or ".join(self.expected[:6]) + (" or ..." if len(self.expected) > 6 else "")
+        found = f", found {self.found}" if self.found else ""
+        return f"{where}: expected {wanted or 'something else'}{found}" if wanted or found else where
+
+
+@functools.cache
+def load_parser(name: str, start: str = "start") -> Lark:
+    """The LALR parser of ``grammars/<name>.lark`` (built once)."""
+    directory = grammars_directory()
+    text = (directory / f"{name}.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start=start, import_paths=[directory], propagate_positions=False,
+                maybe_placeholders=False)
+
+
+_TERMINAL_WORDS = {"$END": "the end of the text"}
+
+
+def _pretty(terminals: Any, parser: Lark) -> tuple[str, ...]:
+    names = []
+    for name in sorted(terminals or ()):
+        if name in _TERMINAL_WORDS:
+            names.append(_TERMINAL_WORDS[name])
+            continue
+        try:
+            pattern = parser.get_terminal(name).pattern
+        except KeyError:
+            names.append(name)
+            continue
+        names.append(repr(pattern.value) if pattern.type == "str" else name.lower().lstrip("_"))
+    return tuple(dict.fromkeys(names))
+
+
+def parse(name: str, text: str, start: str = "start") -> Tree:
+    """Parse ``text`` with grammar ``name``; a failure is a :class:`GrammarFailure`, never a Lark error."""
+    parser = load_parser(name, start)
+    try:
+        return parser.parse(text)
+    except UnexpectedEOF as err:
+        line = text.count("\n") + 1
+        column = len(text) - (text.rfind("\n") + 1) + 1
+        raise GrammarFailure(name, line, column, _pretty(err.expected, parser), "the end of the text") from None
+    except UnexpectedToken as err:
+        found = "the end of the text" if err.token.type == "$END" else repr(str(err.token))
+        raise GrammarFailure(name, err.line if err.line > 0 else 1, err.column if err.column > 0 else 1,
+                             _pretty(err.expected, parser), found) from None
+    except UnexpectedCharacters as err:
+        char = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else ""
+        raise GrammarFailure(name, err.line, err.column, _pretty(err.allowed, parser), repr(char)) from None
+    except UnexpectedInput as err:  # any other position-bearing failure
+        raise GrammarFailure(name, getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1) from None
+    except (LarkError, RecursionError) as err:
+        raise GrammarFailure(name, 1, 1, (), type(err).__name__) from None
