@@ -58,7 +58,7 @@ def program_for(tool: Tool, profile: str, limits: Limits = DEFAULT_LIMITS) -> Pr
     return program
 
 
-def _normaliser_for(tool: Tool, strictness: str, limits: Limits) -> Program:
+def normaliser_for(tool: Tool, strictness: str, limits: Limits = DEFAULT_LIMITS) -> Program:
     """The compiled normalisation program of ``tool`` (cached apart from the validation programs)."""
     key = (strictness, limits, "normalise")
     program = tool.programs.get(key)
@@ -188,7 +188,7 @@ def normalize_call(call: Any, tool: Tool | None, strictness: str = "normalized",
     if tool is None:
         normalised = canonical_value(arguments)
     else:
-        program = _normaliser_for(tool, strictness, limits)
+        program = normaliser_for(tool, strictness, limits)
         try:
             normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
         except RecursionError:

@@ -191,6 +191,9 @@ def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     if not _gate(kind, rule, ("integer", "number", "enum:integer", "enum:number")):
         return None
     integer = kind.name == "integer" or kind.base == "integer"
+    # as_written: "7" is 7 and "7.0" is 7.0 wherever a number is wanted (typing a text format);
+    # otherwise a number is a float, an integer an int when it has no fraction (the study's rule)
+    as_written = bool(rule.options.get("as_written"))
 
     def transform(value: Any) -> Any:
         if not isinstance(value, str):
@@ -198,6 +201,11 @@ def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
         number = parse_number(value)
         if number is None:
             return value
+        if as_written:
+            text = value.strip()
+            if not any(c in text for c in ".eE") and number.is_integer():
+                return int(text.replace(",", "").replace("_", ""))
+            return number
         if integer and number.is_integer():
             return int(number)
         return number
@@ -382,6 +390,32 @@ def parse_json_object(rule: Rule, node: Schema, ctx: NodeContext) -> Transform |
                 return generic(value, fold)
             return parsed if isinstance(parsed, dict) else generic(parsed, fold)
         return generic(value, fold)
+
+    return transform
+
+
+def json_text(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
+    """Text holding a JSON object or array where the schema wants one becomes that value.
+
+    For formats that write every value as text (command lines, query strings, XML
+    parameters): a nested value is written as JSON there.  Text that is not JSON of the
+    wanted kind is left as written, for validation to report.
+    """
+    kind = kind_of(node, ctx).name
+    if kind not in ("object", "array"):
+        return None
+    wanted = dict if kind == "object" else list
+    opener = "{" if kind == "object" else "["
+    limit = ctx.limits.max_input_bytes
+
+    def transform(value: Any) -> Any:
+        if isinstance(value, str) and value.lstrip().startswith(opener) and len(value) <= limit:
+            try:
+                parsed = json.loads(value)
+            except (ValueError, RecursionError):
+                return value
+            return parsed if isinstance(parsed, wanted) else value
+        return value
 
     return transform
 

@@ -64,6 +64,7 @@ NORMALISE_OPERATIONS: dict[str, Callable] = {
     "scalar_containers": n.scalar_containers,
     "wrap_in_list": n.wrap_in_list,
     "parse_json_object": n.parse_json_object,
+    "json_text": n.json_text,
     "canonical_numbers": n.canonical_numbers,
     "sort_keys": n.sort_keys,
     "drop_empty_optional": n.drop_empty_optional,

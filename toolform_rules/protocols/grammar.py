@@ -87,7 +87,8 @@ def parse(name: str, text: str, start: str = "start") -> Tree:
         raise GrammarFailure(name, err.line if err.line > 0 else 1, err.column if err.column > 0 else 1,
                              _pretty(err.expected, parser), found) from None
     except UnexpectedCharacters as err:
-        char = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else ""
+        position = err.pos_in_stream if isinstance(err.pos_in_stream, int) else -1
+        char = text[position] if 0 <= position < len(text) else ""
         raise GrammarFailure(name, err.line, err.column, _pretty(err.allowed, parser), repr(char)) from None
     except UnexpectedInput as err:  # any other position-bearing failure
         raise GrammarFailure(name, getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1) from None

@@ -1,0 +1,38 @@
+"""Typing the values of formats that write them as text, from the tool's schema.
+
+``cli_call`` writes ``--term-months 12``; the protocol reads the text ``"12"``, and
+``type_values`` makes it the integer the schema wants.  The rules are the
+``text-values`` normalisation profile (``rules/normalisation.yaml``): numbers, ``true``/
+``false`` and JSON text where the schema wants them; every other string stays exactly as
+written (spaces, case and all), so a round trip through a text format is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import normaliser_for
+from ..ir import Tool
+from ..limits import DEFAULT_LIMITS, Limits
+
+PROFILE = "text-values"
+
+
+def type_values(arguments: dict[str, Any], tool: Tool | None, *, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """``arguments`` (text values) typed by ``tool``'s schema; the input is not modified.
+
+    >>> from toolform_rules import sample_tool
+    >>> type_values({"counterparty": " 12 ", "value": "1200.5", "term_months": "12", "auto_renew": "true",
+    ...              "contract_details": '{"status": "draft"}'}, sample_tool())
+    {'counterparty': ' 12 ', 'value': 1200.5, 'term_months': 12, 'auto_renew': True, 'contract_details': {'status': 'draft'}}
+    """
+    if tool is None or not isinstance(arguments, dict):
+        return arguments
+    program = normaliser_for(tool, PROFILE, limits)
+    if program.normalise is None:
+        return arguments
+    try:
+        typed = program.normalise(arguments)
+    except RecursionError:
+        return arguments
+    return typed if isinstance(typed, dict) else arguments
