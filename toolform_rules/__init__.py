@@ -13,13 +13,16 @@ from .errors import (CallError, LimitExceeded, LoaderError, RuleFileError, Toolf
 from .ir import Property, Schema, Tool
 from .limits import Limits
 from .loaders import load_tools
+from .protocols import UnknownProtocolError, get_protocol, protocol_ids
+from .replies import ParsedCall, ParsedReply, parse_reply
 from .report import Finding, ValidationReport
 from .rules import builtin_rules
 from .samples import sample_tool, sample_toolset
 from .toolset import Toolset
 
 __all__ = [
-    "CallError", "Finding", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
+    "CallError", "Finding", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",
+    "protocol_ids", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
     "Tool", "ToolCall", "ToolformRulesError", "Toolset", "UnknownProfileError", "ValidationReport",
     "builtin_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",
     "validate_call", "validate_instance",

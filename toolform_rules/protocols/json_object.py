@@ -2,7 +2,8 @@
 
 Grammar: ``grammars/json_object.lark`` (JSON as models write it: single quotes, Python
 literals, trailing commas).  The object may stand alone, in a code fence or inside prose;
-the first object that names a tool is the call, and further objects are noted.
+the first JSON value that holds calls is read (one call object, or an array of them for
+several calls), and further values are noted.
 """
 
 from __future__ import annotations
@@ -23,22 +24,27 @@ ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 def call_from_object(obj: Any) -> tuple[str, dict[str, Any]] | None:
     """``(name, arguments)`` of a JSON object that names a tool, else ``None``.
 
-    Reads ``name``/``tool``/``function`` for the name (``function`` may also be an object
-    holding both) and ``arguments``/``parameters``/``args``/``input`` for the arguments;
-    arguments written as a JSON string are parsed.
+    Reads ``name``/``tool``/``tool_name``/``function`` for the name (``function`` may also
+    be an object holding both) and ``arguments``/``parameters``/``args``/``input`` for the
+    arguments; arguments written as a JSON string are parsed.  An object with a name and
+    no arguments key carries its other keys as the arguments (``{"name": "f", "a": 1}``).
 
-    >>> call_from_object({"name": "f", "arguments": '{"a": 1}'})
-    ('f', {'a': 1})
+    >>> call_from_object({"name": "f", "arguments": '{"a": 1}'}), call_from_object({"name": "f", "a": 1})
+    (('f', {'a': 1}), ('f', {'a': 1}))
     """
     if not isinstance(obj, dict):
         return None
     function = obj.get("function")
     if isinstance(function, dict) and "name" in function:
         return call_from_object(function)
-    name = next((obj[k] for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
-    if name is None:
+    name_key = next((k for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name_key is None:
         return None
-    arguments: Any = next((obj[k] for k in ARGUMENT_KEYS if k in obj), {})
+    argument_key = next((k for k in ARGUMENT_KEYS if k in obj), None)
+    if argument_key is None:
+        arguments: Any = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
+    else:
+        arguments = obj[argument_key]
     if isinstance(arguments, str):
         try:
             arguments = loads_lenient(arguments) if arguments.strip() else {}
@@ -48,7 +54,21 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any]] | None:
         arguments = {}
     if not isinstance(arguments, dict):
         arguments = {"_raw": arguments}
-    return name, arguments
+    return obj[name_key], arguments
+
+
+def calls_from_value(value: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a JSON value holds: one call object, a list of them, or ``{"tool_calls": [...]}``.
+
+    >>> calls_from_value([{"name": "f", "arguments": {}}, {"tool_calls": [{"function": {"name": "g"}}]}])
+    [('f', {}), ('g', {})]
+    """
+    if isinstance(value, list):
+        return [call for item in value for call in calls_from_value(item)]
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        return calls_from_value(value["tool_calls"])
+    found = call_from_object(value)
+    return [found] if found is not None else []
 
 
 class JsonObject(Protocol):
@@ -60,32 +80,40 @@ class JsonObject(Protocol):
     )
 
     def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        body, fenced = strip_code_fence(text)
-        calls: list[RawCall] = []
-        notes: list[str] = []
-        failure: GrammarFailure | None = None
+        body, _ = strip_code_fence(text)
         offset = text.find(body) if body else 0
-        for start, end in balanced_spans(body):
+        groups: list[tuple[int, int, list[tuple[str, dict[str, Any]]]]] = []
+        failure: GrammarFailure | None = None
+        spans = sorted(balanced_spans(body, "{", "}") + balanced_spans(body, "[", "]"))
+        covered = -1
+        for start, end in spans:
+            if start < covered:  # inside a group already read
+                continue
             try:
-                obj = loads_lenient(body[start:end])
+                value = loads_lenient(body[start:end])
             except GrammarFailure as err:
                 failure = failure or err
                 continue
-            found = call_from_object(obj)
-            if found is None:
-                continue
-            calls.append(RawCall(found[0], found[1], (offset + start, offset + end)))
-        if len(calls) > 1:
-            notes.append(f"the reply holds {len(calls)} JSON objects; json_object reads the first")
-            calls = calls[:1]
-        if not calls and failure is not None:
-            notes.append(f"no JSON object could be read: {failure.describe()}")
-        compliant = len(calls) == 1 and calls[0].span is not None and body.strip() == body[
-            calls[0].span[0] - offset:calls[0].span[1] - offset].strip()
-        return Extraction(tuple(calls), tuple(notes), compliant)
+            calls = calls_from_value(value)
+            if calls:
+                groups.append((start, end, calls))
+                covered = end
+        notes: list[str] = []
+        if len(groups) > 1:
+            notes.append(f"the reply holds {len(groups)} JSON values one after another; json_object reads the "
+                         "first (ask for json_array to allow several calls)")
+        if not groups:
+            if failure is not None:
+                notes.append(f"no JSON object could be read: {failure.describe()}")
+            return Extraction((), tuple(notes), False)
+        start, end, calls = groups[0]
+        raw = tuple(RawCall(name, arguments, (offset + start, offset + end)) for name, arguments in calls)
+        compliant = body[:start].strip() == "" and body[end:].strip() == "" and len(groups) == 1
+        return Extraction(raw, tuple(notes), compliant)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n".join(json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) for c in calls)
+        objects = [{"name": c.name, "arguments": c.arguments} for c in calls]
+        return json.dumps(objects[0] if len(objects) == 1 else objects, ensure_ascii=False)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ('Reply with exactly one JSON object and no other text: '
