@@ -122,7 +122,7 @@ def remove_reasoning(text: str) -> tuple[str, bool]:
     ('f(a=1)', True)
     """
     lowered = text.lower()
-    if "<think" not in lowered and "<reason" not in lowered:
+    if not any(marker in lowered for marker in ("<think", "</think", "<reasoning", "</reasoning")):
         return text, False
     removed = False
     for tag in _REASONING_TAGS:

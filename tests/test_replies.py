@@ -1,0 +1,112 @@
+"""parse_reply's pipeline: reasoning, no-call declarations, names, grading rules, never an exception."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolform_rules import load_tools, parse_reply, sample_toolset
+from toolform_rules.replies import declares_no_call, remove_reasoning, renest
+
+FLIGHTS = load_tools([{"name": "book_flight", "parameters": {"type": "object", "properties": {
+    "passenger": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+                  "required": ["name"]},
+    "date": {"type": "string"}}, "required": ["passenger", "date"]}}])
+CALL = '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 5, "term_months": 12}}'
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("<think>maybe</think>X", "X"),
+    ("<think>a</think>B<think>c</think>D", "BD"),
+    ("<THINK>shout</THINK>X", "X"),
+    ("<thinking>t</thinking>X", "X"),
+    ("<think>never closed", ""),
+    ("<think>never closed\n\nX", "X"),
+    ("the template opened it</think>X", "X"),
+    ("no reasoning", "no reasoning"),
+])
+def test_reasoning_is_removed(text: str, expected: str) -> None:
+    assert remove_reasoning(text)[0] == expected
+
+
+def test_a_call_after_reasoning_is_read_and_the_removal_reported() -> None:
+    reply = parse_reply(f"<think>The user wants a contract {CALL}?</think>{CALL}", sample_toolset(), "json_object")
+    assert reply.reasoning_removed and len(reply.calls) == 1 and reply.ok
+
+
+@pytest.mark.parametrize("text", ["No suitable tool is available for this.", "None of the tools apply here.",
+                                  "I don't need any tool for that.", "NO_CALL"])
+def test_a_no_call_declaration_is_recognised(text: str) -> None:
+    reply = parse_reply(text, sample_toolset(), "json_object")
+    assert reply.no_call_declared and not reply.calls and not reply.ok
+    assert declares_no_call(text)
+
+
+def test_an_invented_tool_is_hallucinated_and_rejected() -> None:
+    reply = parse_reply('{"name": "make_coffee", "arguments": {"size": "L"}}', sample_toolset(), "json_object")
+    assert reply.hallucinated == ("make_coffee",) and not reply.calls
+    assert reply.rejected[0].reason == "unknown tool" and reply.rejected[0].validation["unknown_tool"]
+
+
+def test_a_title_cased_name_resolves_and_keeps_its_spelling() -> None:
+    reply = parse_reply(CALL.replace("legal_draft_v3", "LegalDraftV3"), sample_toolset(), "json_object")
+    call = reply.calls[0]
+    assert (call.name, call.resolved_name, call.valid) == ("LegalDraftV3", "legal_draft_v3", True)
+
+
+def test_renest_moves_a_flat_argument_into_its_object() -> None:
+    tool = FLIGHTS.tools[0]
+    out, repairs = renest({"name": "Ann", "age": 3, "date": "2024-01-01"}, tool)
+    assert out == {"passenger": {"name": "Ann", "age": 3}, "date": "2024-01-01"}
+    assert repairs == ("re-nested name into passenger", "re-nested age into passenger")
+    assert renest({"passenger": {"name": "A"}, "date": "d"}, tool) == ({"passenger": {"name": "A"}, "date": "d"}, ())
+
+
+FLAT = '{"name": "book_flight", "arguments": {"name": "Ann", "date": "2024-01-01"}}'
+
+
+def test_main_leaves_json_protocols_as_written() -> None:
+    reply = parse_reply(FLAT, FLIGHTS, "json_object", rule="main")
+    assert reply.calls[0].repairs == () and reply.calls[0].validation["missing_required"] == ["passenger"]
+
+
+def test_symmetric_renests_under_every_protocol() -> None:
+    reply = parse_reply(FLAT, FLIGHTS, "json_object", rule="symmetric")
+    call = reply.calls[0]
+    assert call.arguments == {"passenger": {"name": "Ann"}, "date": "2024-01-01"} and call.valid
+    assert call.repairs == ("re-nested name into passenger",)
+
+
+def test_as_written_refuses_a_call_that_needs_renesting() -> None:
+    reply = parse_reply(FLAT, FLIGHTS, "json_object", rule="as_written")
+    assert not reply.calls and reply.rejected[0].reason.startswith("written flat")
+
+
+def test_an_unknown_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown grading rule"):
+        parse_reply(CALL, sample_toolset(), "json_object", rule="lenient")
+
+
+def test_a_malformed_reply_says_where_the_grammar_stopped() -> None:
+    reply = parse_reply('{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme",', sample_toolset(),
+                        "json_object")
+    assert not reply.calls and "line 1, column" in reply.note and "expected" in reply.note
+
+
+def test_validate_false_gives_no_verdict() -> None:
+    call = parse_reply(CALL, sample_toolset(), "json_object", validate=False).calls[0]
+    assert call.validation is None and call.valid
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")),
+                      st.sampled_from(["", "{", "[" * 5000, "<think>", "\x00", '{"name": 1}', "{" * 100_000])))
+def test_any_text_gives_a_reply_never_an_exception(text: str) -> None:
+    reply = parse_reply(text, sample_toolset(), "json_object")
+    assert isinstance(reply.to_dict(), dict)
+
+
+@pytest.mark.parametrize("text", [None, b"\xff\xfe{}", 42])
+def test_text_that_is_not_a_string_is_read_and_noted(text: object) -> None:
+    assert parse_reply(text, sample_toolset(), "json_object").note
