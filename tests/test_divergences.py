@@ -208,3 +208,23 @@ def test_an_enum_on_an_array_node_is_checked_as_declared() -> None:
     ours, ref = _both(tool, {"m": ["temperature"]})
     assert ours["enum_errors"] == ["m: ['temperature'] not in ['temperature', 'humidity']"]
     assert ref["type_errors"] == ["m: expected string, got list"]
+
+
+# --- parse_reply -----------------------------------------------------------------------------
+
+def test_json_object_reads_every_object_of_a_reply_and_notes_it() -> None:
+    """Llama 3 models write several calls as ``{…}; {…}``, and the engines serving them read
+    them all; json_object does too, with a note that the protocol asks for one. The
+    reference reads the first and drops the rest."""
+    from reference import ref_load_tools as _load
+    from toolform.sdk import parse_reply as ref_parse_reply
+
+    from toolform_rules import parse_reply
+
+    text = ('{"name": "legal_draft_v3", "arguments": {"counterparty": "A", "value": 1, "term_months": 2}}; '
+            '{"name": "legal_draft_v3", "arguments": {"counterparty": "B", "value": 3, "term_months": 4}}')
+    ours = parse_reply(text, sample_toolset(), "json_object")
+    assert [c.arguments["counterparty"] for c in ours.calls] == ["A", "B"] and "2 JSON values" in ours.note
+    ref = ref_parse_reply(text, ref_sample_toolset(), "json_object")
+    assert [c.arguments["counterparty"] for c in ref.calls] == ["A"]
+    assert _load  # the oracle module is the only way the reference is reached

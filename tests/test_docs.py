@@ -51,7 +51,7 @@ def test_readme_shows_the_commands_and_a_cli_example():
 
 def test_readme_seed_example_prints_what_the_readme_shows():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (script,) = _blocks(readme, "python")
+    script = _blocks(readme, "python")[0]
     assert "from toolform_rules import sample_toolset, validate_arguments" in script
     (shown,) = _blocks(readme, "text")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
@@ -67,3 +67,11 @@ def test_local_links_resolve():
             if Path(target).name == "performance.md":
                 continue  # written with the benchmarks, which may land after these docs
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def test_readme_reply_example_prints_what_its_comment_says():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (script,) = [b for b in _blocks(readme, "python") if "parse_reply" in b]
+    expected = [line[2:] for line in script.splitlines() if line.startswith("# ")]
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == expected

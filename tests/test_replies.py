@@ -22,7 +22,7 @@ CALL = '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value"
     ("<THINK>shout</THINK>X", "X"),
     ("<thinking>t</thinking>X", "X"),
     ("<think>never closed", ""),
-    ("<think>never closed\n\nX", "X"),
+    ("<think>never closed\n\nX", ""),
     ("the template opened it</think>X", "X"),
     ("no reasoning", "no reasoning"),
 ])
@@ -39,7 +39,7 @@ def test_a_call_after_reasoning_is_read_and_the_removal_reported() -> None:
                                   "I don't need any tool for that.", "NO_CALL"])
 def test_a_no_call_declaration_is_recognised(text: str) -> None:
     reply = parse_reply(text, sample_toolset(), "json_object")
-    assert reply.no_call_declared and not reply.calls and not reply.ok
+    assert reply.no_call_declared and not reply.calls and reply.ok and reply.matched_syntax == "explicit-no-call"
     assert declares_no_call(text)
 
 
@@ -78,8 +78,15 @@ def test_symmetric_renests_under_every_protocol() -> None:
     assert call.repairs == ("re-nested name into passenger",)
 
 
-def test_as_written_refuses_a_call_that_needs_renesting() -> None:
+def test_as_written_keeps_a_flat_json_call_as_written() -> None:
     reply = parse_reply(FLAT, FLIGHTS, "json_object", rule="as_written")
+    assert reply.calls[0].repairs == () and not reply.calls[0].valid
+
+
+def test_as_written_refuses_a_text_format_call_that_needs_renesting() -> None:
+    text = "book_flight --name Ann --date 2024-01-01"
+    assert parse_reply(text, FLIGHTS, "cli_call").calls[0].repairs == ("re-nested name into passenger",)
+    reply = parse_reply(text, FLIGHTS, "cli_call", rule="as_written")
     assert not reply.calls and reply.rejected[0].reason.startswith("written flat")
 
 

@@ -1,8 +1,10 @@
-"""The command line: ``toolform-rules validate | demo | rules``.
+"""The command line: ``toolform-rules validate | parse | protocols | demo | rules``.
 
 ``validate`` checks calls against a toolset and exits 0 (all valid), 1 (any invalid) or
-2 (a usage or input error, reported on one line of stderr); ``demo`` runs the bundled
-sample; ``rules`` lists a profile's rules, or writes the rule reference as Markdown
+2 (a usage or input error, reported on one line of stderr); ``parse`` reads a model's
+reply in one answer protocol and grades its calls (the same exit codes); ``protocols``
+lists the answer protocols with an example each; ``demo`` runs the bundled sample;
+``rules`` lists a profile's rules, or writes the rule reference as Markdown
 (``docs/rules.md`` is this output).
 
 >>> main(["validate", '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", '
@@ -21,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import attrs
 
-from .calls import as_call
+from .calls import ToolCall, as_call
 from .engine import NORMALISATION_PROFILES, normalize_call, validate_arguments
 from .errors import ToolformRulesError
 from .loaders import KINDS, load_tools
@@ -151,6 +153,98 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_VALID if all(r.ok for r in reports) else EXIT_INVALID
 
 
+# --- parse and protocols ---------------------------------------------------------------------
+
+def read_text(spec: str | None) -> str:
+    """A reply's text: from a file, or stdin for ``-`` (or nothing)."""
+    if spec in (None, "-"):
+        return sys.stdin.read()
+    path = Path(spec)
+    if not path.is_file():
+        raise UsageError(f"no such file: {spec}")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def render_reply(reply: Any) -> str:
+    """A parsed reply as readable lines: each call with its verdict, what was refused, the notes."""
+    head = f"{reply.protocol_id} (rule {reply.rule}): {'ok' if reply.ok else 'not ok'}"
+    if reply.matched_syntax and reply.matched_syntax != reply.protocol_id:
+        head += f", read with {reply.matched_syntax}'s syntax"
+    lines = [head]
+    for call in reply.calls:
+        shown = call.name if call.resolved_name in (None, call.name) else f"{call.name} -> {call.resolved_name}"
+        verdict = "valid" if call.valid else "invalid"
+        lines.append(f"  call {shown}: {verdict}  {_dump(call.arguments)}")
+        for repair in call.repairs:
+            lines.append(f"    repair: {repair}")
+        if call.report is not None:
+            for finding in call.report.findings:
+                lines.append(f"    {finding.bucket}: {finding.message}  ({finding.rule}, {finding.source})")
+    for call in reply.rejected:
+        lines.append(f"  refused {call.name}: {call.reason}")
+    flags = [name for name in ("no_call_declared", "reasoning_removed") if getattr(reply, name)]
+    if reply.hallucinated:
+        lines.append(f"  hallucinated: {', '.join(reply.hallucinated)}")
+    if flags:
+        lines.append(f"  {', '.join(flags)}")
+    if not reply.calls and not reply.rejected:
+        lines.append("  no call found")
+    if reply.note:
+        lines.append(f"  note: {reply.note}")
+    return "\n".join(lines)
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from .replies import parse_reply
+
+    tools = sample_toolset() if args.tools is None else load_tools(args.tools, kind=args.kind)
+    reply = parse_reply(read_text(args.file), tools, args.protocol, rule=args.rule,
+                        lenient_fallback=args.lenient, profile=args.profile)
+    print(json.dumps(reply.to_dict(), indent=2, ensure_ascii=False) if args.json else render_reply(reply))
+    return EXIT_VALID if reply.ok else EXIT_INVALID
+
+
+def protocols_markdown() -> str:
+    """The per-protocol reference of ``docs/protocols.md``: generated from the registry."""
+    import inspect
+
+    from .protocols import get_protocol, protocol_ids
+
+    out: list[str] = []
+    for protocol_id in protocol_ids():
+        protocol = get_protocol(protocol_id)
+        info = protocol.info
+        module = inspect.getmodule(type(protocol))
+        doc = inspect.cleandoc(module.__doc__ or "") if module is not None else ""
+        body = doc.split("\n\n", 1)[1].strip() if "\n\n" in doc else ""
+        # the reference shows what each module says it tolerates; its doctest examples stay in the module
+        body = "\n\n".join(part for part in body.split("\n\n") if ">>>" not in part)
+        values = "text, typed from the tool's schema" if info.text_values else "typed by the syntax itself"
+        out += [f"### `{protocol_id}` — {info.name}", "", info.description, "",
+                f"- grammar: [`grammars/{protocol_id}.lark`](../grammars/{protocol_id}.lark); "
+                f"module: `toolform_rules/protocols/{protocol_id}.py`",
+                f"- values: {values}; several calls in one reply: {'yes' if info.parallel else 'no'}", ""]
+        if body:
+            out += [body, ""]
+        out += ["```text", protocol.render_calls([DEMO_NESTED_CALL]), "```", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def cmd_protocols(args: argparse.Namespace) -> int:
+    from .protocols import get_protocol, protocol_ids
+
+    if args.markdown:
+        print(protocols_markdown(), end="")
+        return EXIT_VALID
+    call = DEMO_PROTOCOL_CALL
+    blocks = []
+    for protocol_id in protocol_ids():
+        protocol = get_protocol(protocol_id)
+        blocks.append(f"{protocol_id}: {protocol.info.description}\n{_indent(protocol.example(call), '    ')}")
+    print("\n\n".join(blocks))
+    return EXIT_VALID
+
+
 # --- demo -------------------------------------------------------------------------------------
 
 #: The demo's calls: (what it shows, the call, the profiles it is validated under).
@@ -178,6 +272,26 @@ DEMO_CALLS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("An integral float for an integer: sdk accepts 12.0, the study's validator does not",
      {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 10, "term_months": 12.0}},
      ("sdk", "study")),
+)
+
+#: The call ``protocols`` and the demo render in every answer protocol.
+DEMO_PROTOCOL_CALL = ToolCall("legal_draft_v3", {"counterparty": "Acme", "value": 12000, "term_months": 24})
+
+#: The call each protocol's reference entry renders: a nested object and a string that needs quoting.
+DEMO_NESTED_CALL = ToolCall("legal_draft_v3", {"counterparty": 'Acme, "Ltd"', "value": 1200.5, "term_months": 12,
+                                               "auto_renew": True,
+                                               "contract_details": {"contract_id": "C-1", "status": "draft"}})
+
+#: Replies the demo parses: (protocol, the reply a model wrote).
+DEMO_REPLIES: tuple[tuple[str, str], ...] = (
+    ("json_object", 'Sure, drafting it now: {"name": "LegalDraftV3", "arguments": {"counterparty": "Acme", '
+                    '"value": 12000, "termMonths": 24}}'),
+    ("python_call", "<think>The user wants a 2-year contract.</think>\n"
+                    'legal_draft_v3(counterparty="Acme", value=-5, term_months=24)'),
+    ("cli_call", "legal_draft_v3 --counterparty Acme --value 12000 --term-months 24 --auto-renew"),
+    ("xml_call", '<function_calls><invoke name="legal_draft_v3"><parameter name="counterparty">Acme</parameter>'
+                 '<parameter name="value">12000</parameter><parameter name="term_months">ten</parameter>'
+                 "</invoke></function_calls>"),
 )
 
 #: The demo's sloppy call, shown before and after normalize_call.
@@ -215,7 +329,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         verdict = "valid" if validate_arguments(normalised, tools).ok else "invalid"
         out.append(f"   {strictness + ':':11} {_dump(normalised.arguments)}  ({verdict})")
     out.append("")
+    from .replies import parse_reply
+
+    for protocol_id, text in DEMO_REPLIES:
+        number += 1
+        out.append(f"{number}. A reply in {protocol_id}")
+        out.append(_indent(text, "   | "))
+        out.append(_indent(render_reply(parse_reply(text, tools, protocol_id)), "   "))
+        out.append("")
     out.append(f"Try one yourself: {PROG} validate '{_dump(DEMO_CALLS[1][1])}'")
+    out.append(f"              or: echo 'legal_draft_v3(counterparty=\"Acme\", value=1, term_months=2)' | "
+               f"{PROG} parse --protocol python_call")
     print("\n".join(out))
     return EXIT_VALID
 
@@ -360,6 +484,31 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="validate the bundled sample's right and wrong calls",
                                description="Validate right and wrong calls against the bundled sample tool.")
     demo.set_defaults(run=cmd_demo)
+
+    parse = commands.add_parser(
+        "parse", help="read a model's reply in an answer protocol and grade its calls",
+        description="Parse a reply; exit 0 when it holds calls and every one is valid, 1 otherwise, 2 on an "
+                    "input error.")
+    parse.add_argument("file", metavar="FILE", nargs="?", default="-",
+                       help="a file holding the reply's text, or - for stdin (default)")
+    parse.add_argument("--protocol", "-p", required=True, metavar="P",
+                       help="the answer protocol (see: toolform-rules protocols)")
+    parse.add_argument("--tools", metavar="T", help="the tools (default: the bundled sample, legal_draft_v3)")
+    parse.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    parse.add_argument("--rule", choices=("main", "symmetric", "as_written"), default="main",
+                       help="the grading rule (default: main)")
+    parse.add_argument("--lenient", action="store_true",
+                       help="when the protocol finds nothing, read any protocol's syntax")
+    parse.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
+                       help="the validation profile (default: sdk)")
+    parse.add_argument("--json", action="store_true", help="print the parsed reply as JSON")
+    parse.set_defaults(run=cmd_parse)
+
+    protocols = commands.add_parser("protocols", help="list the answer protocols, with an example each",
+                                    description="List the answer protocols, each with an example call.")
+    protocols.add_argument("--markdown", action="store_true",
+                           help="write the per-protocol reference (the generated part of docs/protocols.md)")
+    protocols.set_defaults(run=cmd_protocols)
 
     rules = commands.add_parser("rules", help="list a profile's rules",
                                 description="List the rules of a profile, in the order they run.")

@@ -27,6 +27,8 @@ from .report import ValidationReport
 from .toolset import Toolset
 
 RULES = ("main", "symmetric", "as_written")
+#: ``matched_syntax`` of a reply that holds no call and says that no tool fits.
+NO_CALL_SYNTAX = "explicit-no-call"
 
 #: The order in which ``lenient_fallback`` tries other protocols' syntax: the most
 #: distinctive markers first (provider JSON, tags), free text last.
@@ -97,8 +99,12 @@ class ParsedReply:
 
     @property
     def ok(self) -> bool:
-        """At least one call, every call accepted and valid, nothing refused."""
-        return bool(self.calls) and not self.rejected and all(c.valid for c in self.calls)
+        """Nothing refused or invented, and every call valid — or no call and a declaration that none fits."""
+        if self.rejected or self.hallucinated:
+            return False
+        if self.calls:
+            return all(c.valid for c in self.calls)
+        return self.no_call_declared
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, in the reference's key order."""
@@ -115,8 +121,8 @@ class ParsedReply:
 def remove_reasoning(text: str) -> tuple[str, bool]:
     """``text`` without ``<think>…</think>`` blocks (also ``thinking``/``reasoning``), and whether any was removed.
 
-    An unclosed block runs to the end of the text, unless a call follows a blank line in
-    it; then only the part before that blank line is reasoning.
+    An unclosed block runs to the end of the text (a reply cut off while thinking holds no
+    call); a closing tag whose opener the chat template already sent ends the reasoning.
 
     >>> remove_reasoning("<think>maybe f?</think>f(a=1)")
     ('f(a=1)', True)
@@ -132,11 +138,7 @@ def remove_reasoning(text: str) -> tuple[str, bool]:
             if start < 0:
                 break
             end = lowered.find(closer, start)
-            if end >= 0:
-                cut_end = end + len(closer)
-            else:
-                blank = text.find("\n\n", start)
-                cut_end = blank + 2 if blank >= 0 else len(text)
+            cut_end = end + len(closer) if end >= 0 else len(text)
             text = text[:start] + text[cut_end:]
             lowered = lowered[:start] + lowered[cut_end:]
             removed = True
@@ -268,6 +270,8 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
             if lenient_fallback:
                 extraction, lenient_calls = found[1], True
     no_call = declares_no_call(text) if not extraction.calls else False
+    if no_call:  # a declaration, not another protocol's (junk) call
+        matched = NO_CALL_SYNTAX
 
     calls: list[ParsedCall] = []
     rejected: list[ParsedCall] = []
@@ -281,8 +285,10 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
         (calls if graded.accepted else rejected).append(graded)
     return ParsedReply(
         protocol_id=protocol_id, rule=rule, calls=tuple(calls), rejected=tuple(rejected),
-        parsed_strict=bool(extraction.calls) and not lenient_calls, parsed_lenient=bool(matched),
-        matched_syntax=matched, format_compliant=matched in ("", protocol_id), no_call_declared=no_call,
+        parsed_strict=bool(extraction.calls) and not lenient_calls,
+        parsed_lenient=bool(matched) and matched != NO_CALL_SYNTAX,
+        matched_syntax=matched, format_compliant=matched in ("", protocol_id, NO_CALL_SYNTAX),
+        no_call_declared=no_call,
         hallucinated=tuple(hallucinated), reasoning_removed=reasoning_removed, note="; ".join(notes))
 
 
@@ -296,11 +302,11 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
     repairs: list[str] = []
     if lenient:
         repairs.append(f"lenient:{lenient}")
-    if rule == "symmetric" or (rule == "main" and text_values) or rule == "as_written":
+    if rule == "symmetric" or (rule in ("main", "as_written") and text_values):
         renested, moved = renest(arguments, tool)
         if moved and rule == "as_written":
             return ParsedCall(raw.name, arguments, tool.name, None, False, None, tuple(moved), False,
-                              "written flat: " + ", ".join(moved) + " would be needed")
+                              "written flat; as written it needs a repair: " + ", ".join(moved))
         if moved:
             arguments = renested
             repairs.extend(moved)

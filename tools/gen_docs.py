@@ -1,6 +1,6 @@
 """Regenerate the documentation that is computed, not written: run after editing rules/*.yaml.
 
-    python tools/gen_docs.py          # rewrite docs/rules.md and README.md's command-line example
+    python tools/gen_docs.py          # rewrite docs/rules.md, docs/protocols.md's reference, README's example
     python tools/gen_docs.py --check  # exit 1 when either is out of date
 
 docs/rules.md is ``toolform-rules rules --markdown``. In README.md, each ``$ toolform-rules
@@ -18,11 +18,14 @@ import shlex
 import sys
 from pathlib import Path
 
-from toolform_rules.cli import main as cli, rules_markdown
+from toolform_rules.cli import main as cli, protocols_markdown, rules_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DOC = ROOT / "docs" / "rules.md"
 README = ROOT / "README.md"
+PROTOCOLS_DOC = ROOT / "docs" / "protocols.md"
+_GENERATED = re.compile(r"(<!-- generated: toolform-rules protocols --markdown -->\n)(.*?)(<!-- end of generated -->)",
+                        re.S)
 _CONSOLE = re.compile(r"(```console\n)(.*?)(```)", re.S)
 
 
@@ -58,7 +61,9 @@ def generated() -> dict[Path, str]:
     """Each generated file and the text it should hold."""
     readme = README.read_text(encoding="utf-8")
     readme = _CONSOLE.sub(lambda m: m.group(1) + _refresh_console(m.group(2)) + m.group(3), readme)
-    return {RULES_DOC: rules_markdown(), README: readme}
+    protocols = PROTOCOLS_DOC.read_text(encoding="utf-8")
+    protocols = _GENERATED.sub(lambda m: m.group(1) + "\n" + protocols_markdown() + "\n" + m.group(3), protocols)
+    return {RULES_DOC: rules_markdown(), README: readme, PROTOCOLS_DOC: protocols}
 
 
 def main(argv: list[str]) -> int:

@@ -69,7 +69,11 @@ class Protocol:
         raise NotImplementedError
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        """The reply a model following this protocol would write for ``calls``."""
+        """The reply a model following this protocol would write for ``calls``.
+
+        A positional format (``csv_call``) also takes ``tools=``: its values go by the
+        tool's parameter order.
+        """
         raise NotImplementedError
 
     def example(self, call: ToolCall) -> str:

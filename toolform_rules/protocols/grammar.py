@@ -42,8 +42,10 @@ class GrammarFailure(ToolformRulesError):
         """``line 1, column 9: expected ',' or '}', found ']'`` — for a reply's note."""
         where = f"line {self.line}, column {self.column}"
         wanted = " or ".join(self.expected[:6]) + (" or ..." if len(self.expected) > 6 else "")
+        if not wanted:
+            return f"{where}: {self.found}" if self.found else where
         found = f", found {self.found}" if self.found else ""
-        return f"{where}: expected {wanted or 'something else'}{found}" if wanted or found else where
+        return f"{where}: expected {wanted}{found}"
 
 
 @functools.cache
@@ -55,7 +57,11 @@ def load_parser(name: str, start: str = "start") -> Lark:
                 maybe_placeholders=False)
 
 
-_TERMINAL_WORDS = {"$END": "the end of the text"}
+_TERMINAL_WORDS = {"$END": "the end of the text", "<END-OF-FILE>": "the end of the text"}
+#: Terminals of the shared grammars, in words (whatever grammar imported them).
+_SHARED_TERMINAL_WORDS = {"DOUBLE_QUOTED": "a double-quoted string", "SINGLE_QUOTED": "a single-quoted string",
+                          "SIGNED_NUMBER": "a number", "NUMBER": "a number", "TRUE": "true", "FALSE": "false",
+                          "NULL": "null", "STRING": "a string", "NAME": "a name", "CNAME": "a name"}
 
 
 def _pretty(terminals: Any, parser: Lark) -> tuple[str, ...]:
@@ -69,7 +75,11 @@ def _pretty(terminals: Any, parser: Lark) -> tuple[str, ...]:
         except KeyError:
             names.append(name)
             continue
-        names.append(repr(pattern.value) if pattern.type == "str" else name.lower().lstrip("_"))
+        shown = name.rsplit("__", 1)[-1]  # an imported terminal: json_values__DOUBLE_QUOTED
+        if pattern.type == "str":
+            names.append(repr(pattern.value))
+        else:
+            names.append(_SHARED_TERMINAL_WORDS.get(shown.upper(), shown.lower().lstrip("_").replace("_", " ")))
     return tuple(dict.fromkeys(names))
 
 

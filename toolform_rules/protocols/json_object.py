@@ -2,8 +2,9 @@
 
 Grammar: ``grammars/json_object.lark`` (JSON as models write it: single quotes, Python
 literals, trailing commas).  The object may stand alone, in a code fence or inside prose;
-the first JSON value that holds calls is read (one call object, or an array of them for
-several calls), and further values are noted.
+each JSON value that holds calls is read (one call object, or an array of them for
+several calls); more than one value is noted, since json_object asks for one.  (Llama 3
+engines read ``{…}; {…}`` as several calls; so do we — the reference reads the first.)
 """
 
 from __future__ import annotations
@@ -71,6 +72,44 @@ def calls_from_value(value: Any) -> list[tuple[str, dict[str, Any]]]:
     return [found] if found is not None else []
 
 
+def read_json_values(body: str, *, attempts: int = 64,
+                     retry_bytes: int = 4096) -> tuple[list[tuple[int, int, list]], GrammarFailure | None]:
+    """The JSON values of ``body`` that hold calls: ``(start, end, calls)`` each, in order.
+
+    Top-level ``{…}`` and ``[…]`` groups are read in turn; when one cannot be read (a
+    malformed prefix such as ``{"name": "f", "parameters": {{"name": "f", ...}}``), the
+    next opening brace inside it is tried, up to ``attempts`` times in all, for groups of at
+    most ``retry_bytes`` characters.
+    """
+    groups: list[tuple[int, int, list]] = []
+    failure: GrammarFailure | None = None
+    position = 0
+    tries = 0
+    while position < len(body) and tries < attempts:
+        spans = [s for s in (balanced_spans(body[position:], "{", "}", limit=1)
+                             + balanced_spans(body[position:], "[", "]", limit=1)) if s]
+        if not spans:
+            break
+        start, end = min(spans)
+        start, end = start + position, end + position
+        tries += 1
+        try:
+            calls = calls_from_value(loads_lenient(body[start:end]))
+        except GrammarFailure as err:
+            failure = failure or err
+            if end - start > retry_bytes:  # too long to read again from inside
+                position = end
+                continue
+            position = start + 1  # retry from the next brace inside the unreadable group
+            continue
+        if calls:
+            groups.append((start, end, calls))
+            position = end
+        else:
+            position = start + 1
+    return groups, failure
+
+
 class JsonObject(Protocol):
     info = ProtocolInfo(
         id="json_object",
@@ -82,33 +121,20 @@ class JsonObject(Protocol):
     def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
         body, _ = strip_code_fence(text)
         offset = text.find(body) if body else 0
-        groups: list[tuple[int, int, list[tuple[str, dict[str, Any]]]]] = []
-        failure: GrammarFailure | None = None
-        spans = sorted(balanced_spans(body, "{", "}") + balanced_spans(body, "[", "]"))
-        covered = -1
-        for start, end in spans:
-            if start < covered:  # inside a group already read
-                continue
-            try:
-                value = loads_lenient(body[start:end])
-            except GrammarFailure as err:
-                failure = failure or err
-                continue
-            calls = calls_from_value(value)
-            if calls:
-                groups.append((start, end, calls))
-                covered = end
+        groups, failure = read_json_values(body)
         notes: list[str] = []
-        if len(groups) > 1:
-            notes.append(f"the reply holds {len(groups)} JSON values one after another; json_object reads the "
-                         "first (ask for json_array to allow several calls)")
         if not groups:
             if failure is not None:
                 notes.append(f"no JSON object could be read: {failure.describe()}")
             return Extraction((), tuple(notes), False)
-        start, end, calls = groups[0]
-        raw = tuple(RawCall(name, arguments, (offset + start, offset + end)) for name, arguments in calls)
-        compliant = body[:start].strip() == "" and body[end:].strip() == "" and len(groups) == 1
+        if len(groups) > 1:
+            notes.append(f"the reply holds {len(groups)} JSON values one after another; all are read "
+                         "(json_object asks for one; json_array is the protocol for several calls)")
+        raw = tuple(RawCall(name, arguments, (offset + start, offset + end))
+                    for start, end, calls in groups for name, arguments in calls)
+        between = [body[:groups[0][0]], body[groups[-1][1]:]]
+        between += [body[a[1]:b[0]] for a, b in zip(groups, groups[1:])]
+        compliant = len(groups) == 1 and all(not part.strip() for part in between)
         return Extraction(raw, tuple(notes), compliant)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

@@ -9,6 +9,7 @@ when that fails — a property test checks that both agree on strict JSON.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .grammar import GrammarFailure, Token, Transformer, parse
@@ -96,10 +97,11 @@ class JsonValues(Transformer):
         return items[0]
 
 
-def loads_lenient(text: str, grammar: str = "json_object") -> Any:
+def loads_lenient(text: str, grammar: str = "json_object", *, max_grammar_bytes: int = 200_000) -> Any:
     """A JSON value as models write it: strict JSON through ``json``, else the grammar.
 
-    Raises :class:`GrammarFailure` when neither reads it.
+    Raises :class:`GrammarFailure` when neither reads it.  Text longer than
+    ``max_grammar_bytes`` is given to the C parser only.
 
     >>> loads_lenient("{'a': True, 'b': [1, 2,],}")
     {'a': True, 'b': [1, 2]}
@@ -108,18 +110,25 @@ def loads_lenient(text: str, grammar: str = "json_object") -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
+    if len(text) > max_grammar_bytes:
+        raise GrammarFailure(grammar, 1, 1, (), f"text longer than {max_grammar_bytes} characters that is not "
+                                                "strict JSON")
     tree = parse(grammar, text)
     try:
         return JsonValues().transform(tree)
-    except RecursionError:
-        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply") from None
+    except Exception:  # a value the grammar reads but Python cannot hold (too deep, too long a number)
+        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply or too large") from None
+
+
+_SPAN_MARKS = re.compile(r"""[{}\[\]()"'\\\n]""")
 
 
 def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: int = 1000) -> list[tuple[int, int]]:
     """The top-level ``opener…closer`` groups of ``text`` (quotes respected), in one linear scan.
 
     A group still open at the end of the text is returned too, ending there (a truncated
-    reply); at most ``limit`` groups.
+    reply); at most ``limit`` groups.  The scan jumps from one bracket, quote, backslash or
+    newline to the next (a single-character class: no backtracking).
 
     >>> balanced_spans('x {"a": "}"} y {"b": {}} {"c"')
     [(2, 12), (15, 24), (25, 29)]
@@ -128,32 +137,34 @@ def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: in
     depth = 0
     start = -1
     quote = ""
-    i = 0
-    n = len(text)
-    while i < n:
+    escaped_at = -1
+    for match in _SPAN_MARKS.finditer(text):
+        i = match.start()
         ch = text[i]
         if quote:
-            if ch == "\\":
-                i += 2
+            if i == escaped_at:
                 continue
-            if ch == quote or ch == "\n":
+            if ch == "\\":
+                escaped_at = i + 1
+            elif ch == quote or ch == "\n":
                 quote = ""
-        elif ch == '"' or (ch == "'" and depth > 0 and not (i > 0 and text[i - 1].isalnum())):
-            if depth > 0:
-                quote = ch
+            continue
+        if depth == 0 and ch != opener:
+            continue
+        if ch == '"' or (ch == "'" and not (i > 0 and text[i - 1].isalnum())):
+            quote = ch
         elif ch == opener:
             if depth == 0:
                 start = i
             depth += 1
-        elif ch == closer and depth > 0:
+        elif ch == closer:
             depth -= 1
             if depth == 0:
                 spans.append((start, i + 1))
                 if len(spans) >= limit:
                     return spans
-        i += 1
     if depth > 0 and start >= 0:
-        spans.append((start, n))
+        spans.append((start, len(text)))
     return spans
 
 

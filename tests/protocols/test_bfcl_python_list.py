@@ -1,0 +1,182 @@
+"""bfcl_python_list (python_list_call's syntax in BFCL's words): round trips, the fast paths against
+the grammar, model-like replies against
+the reference, never raising, where the grammar stopped."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, assert_agrees,
+                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, python_call_source, ref_render,
+                                 same, same_items)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolform_rules import ToolCall
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.code_family import ast_calls, grammar_read, json_calls, quick_calls
+from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.protocols.bfcl_python_list import BfclListValues as PythonListValues
+
+PROTOCOL_ID = "bfcl_python_list"
+P = get_protocol(PROTOCOL_ID)
+
+
+def grammar_calls(text: str):
+    return grammar_read(PROTOCOL_ID, PythonListValues(), text)
+
+
+def test_registered() -> None:
+    assert P.info.id == PROTOCOL_ID and P.info.parallel and not P.info.text_values
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE))
+def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
+    assert_round_trip(P, calls, SAMPLE)
+
+
+@ROUND_TRIP
+@given(drawn=bfcl_calls())
+def test_round_trip_bfcl(drawn) -> None:
+    toolset, calls = drawn
+    assert_round_trip(P, calls, toolset)
+    assert quick_calls(P.render_calls(calls), "list") is not None  # the usual case takes the quick path
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE))
+def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
+    found = grammar_calls(P.render_calls(calls))
+    assert [c.name for c in found] == [c.name for c in calls]
+    for got, call in zip(found, calls):
+        assert same(dict(got.items), dict(call.arguments))
+
+
+def test_the_example_is_the_reference_rendering() -> None:
+    assert P.render_calls([THE_EXAMPLE, SECOND]) == ref_render(PROTOCOL_ID, [THE_EXAMPLE, SECOND])
+    assert P.example(THE_EXAMPLE) == ref_render(PROTOCOL_ID, [THE_EXAMPLE])
+    assert_round_trip(P, [THE_EXAMPLE, SECOND], SAMPLE)
+
+
+def test_an_empty_list_calls_nothing() -> None:
+    extraction = P.parse("[]")
+    assert extraction.calls == () and extraction.compliant and "calls no tool" in extraction.notes[0]
+    assert P.render_calls([]) == "[]"
+
+
+@PROPERTY
+@given(drawn=st.lists(python_call_source(), max_size=3), sep=st.sampled_from([", ", ",", ",\n "]),
+       trailing=st.booleans())
+def test_fast_paths_agree_with_the_grammar(drawn, sep: str, trailing: bool) -> None:
+    text = "[" + sep.join(t for t, _, _ in drawn) + ("," if drawn and trailing else "") + "]"
+    by_grammar = grammar_calls(text)
+    assert [c.name for c in by_grammar] == [n for _, n, _ in drawn]
+    assert all(same_items(c.items, items) for c, (_, _, items) in zip(by_grammar, drawn)), text
+    for reader in (json_calls, quick_calls, ast_calls):
+        fast = reader(text, "list")
+        if fast is not None:
+            assert [c.name for c in fast] == [c.name for c in by_grammar], (reader.__name__, text)
+            assert all(same_items(a.items, b.items) for a, b in zip(fast, by_grammar)), (reader.__name__, text)
+
+
+@PROPERTY
+@given(drawn=st.lists(python_call_source(), min_size=1, max_size=2),
+       junk=st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n", max_size=3), where=st.integers(min_value=0))
+def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+    text = "[" + ", ".join(t for t, _, _ in drawn) + "]"
+    where %= len(text) + 1
+    text = text[:where] + junk + text[where:]
+    for reader in (json_calls, quick_calls, ast_calls):
+        fast = reader(text, "list")
+        if fast is None:
+            continue
+        try:
+            by_grammar = grammar_calls(text)
+        except GrammarFailure:
+            pytest.fail(f"{reader.__name__} read what the grammar refuses: {text!r}")
+        assert len(fast) == len(by_grammar) and all(same_items(a.items, b.items) for a, b in zip(fast, by_grammar))
+
+
+AGREE = [
+    '[legal_draft_v3(counterparty="a"), probe_tool(s="b")]',
+    'Here: [legal_draft_v3(counterparty="a")] ok',
+    '```\n[legal_draft_v3(counterparty="a", value=[1,2])]\n```',
+    '[legal_draft_v3(counterparty="a"),]',
+    '[legal_draft_v3(counterparty="a")',
+    'legal_draft_v3(counterparty="a")',
+    'The answer uses [a, b] and [legal_draft_v3(counterparty="a")]',
+    '[legal_draft_v3(counterparty="a")]\n\nI called it.',
+    "[LegalDraftV3(counterparty='Acme', value=1200.5, term_months=12, auto_renew=True, "
+    "contract_details={'contract_id': 'C-1', 'status': 'draft'})]",
+    '[\n  legal_draft_v3(counterparty="a"),\n  probe_tool(s="b", o={"k": [1, True, None]})\n]',
+    "[]",
+    "[1, 2]",
+]
+
+
+@pytest.mark.parametrize("text", AGREE)
+def test_model_like_replies_agree_with_the_reference(text: str) -> None:
+    assert_agrees(P, text)
+
+
+DIVERGE = [
+    # positional values bound to the schema's parameter order (the reference keeps _pos0, _pos1)
+    ('[legal_draft_v3("a", 2)]', [("legal_draft_v3", {"counterparty": "a", "value": 2})]),
+    # an unknown tool in the list is still the model's call (the reference drops it silently)
+    ('[legal_draft_v3(counterparty="a"), ghost(a=1)]',
+     [("legal_draft_v3", {"counterparty": "a"}), ("ghost", {"a": 1})]),
+    ("[ghost(a=1)]", [("ghost", {"a": 1})]),
+    # two lists: both are read, and the reply is marked as not keeping to the format (the
+    # reference reads the first list only and drops the second call)
+    ('[legal_draft_v3(counterparty="a")]\n[probe_tool(s="b")]',
+     [("legal_draft_v3", {"counterparty": "a"}), ("probe_tool", {"s": "b"})]),
+    # null is None (the reference keeps the text "null")
+    ("[legal_draft_v3(counterparty=null)]", [("legal_draft_v3", {"counterparty": None})]),
+    # a call as a value is no literal: that list is not read (the reference keeps the text "f(1)")
+    ('[probe_tool(s="b", x=f(1))]', []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DIVERGE)
+def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
+    """Each case names its divergence and its reason in the comment above it."""
+    assert_calls(P, text, expected)
+
+
+def test_compliance() -> None:
+    assert P.parse('[legal_draft_v3(counterparty="a"), probe_tool(s="b")]').compliant
+    assert P.parse('```python\n[legal_draft_v3(counterparty="a")]\n```').compliant
+    assert P.parse('[legal-draft-v3(counterparty="a", value=007)]').compliant  # the grammar's part of the syntax
+    two = P.parse('[legal_draft_v3(counterparty="a")]\n[probe_tool(s="b")]')
+    assert not two.compliant and "2 lists" in two.notes[0]
+    bare = P.parse('legal_draft_v3(counterparty="a")')
+    assert not bare.compliant and "not in a bracketed list" in bare.notes[-1]
+    assert not P.parse('Here: [legal_draft_v3(counterparty="a")]').compliant
+
+
+@given(text=st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse(text, SAMPLE), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text: str) -> None:
+    started = time.perf_counter()
+    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse(text), Extraction)
+    assert time.perf_counter() - started < 10
+
+
+def test_a_malformed_list_says_where_the_grammar_stopped() -> None:
+    extraction = P.parse('[legal_draft_v3(counterparty="Acme") probe_tool(s="b")]', SAMPLE)
+    assert not extraction.compliant
+    note = next(n for n in extraction.notes if "could not be read" in n)
+    assert "line 1, column 38" in note and "expected ',' or ']'" in note and "found 'probe_tool'" in note
+
+
+def test_instructions() -> None:
+    text = P.instructions(SAMPLE)
+    assert "[func_name1(param_a=value_a" in text and "nothing else" in text
+    assert text != get_protocol("python_list_call").instructions(SAMPLE)

@@ -1,0 +1,138 @@
+"""code_block_json: round trips, the fast path against the grammar, model-like replies against the reference."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, check_total,
+                               lenient_text, pairs, reference_pairs, same, sample_calls)
+from toolform_rules.calls import ToolCall
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.code_block_json import grammar_calls, read_body
+from toolform_rules.protocols.json_family import calls_in
+
+PROTOCOL = get_protocol("code_block_json")
+
+
+@settings(max_examples=300, deadline=None)
+@given(sample_calls(max_calls=4))
+def test_round_trip_sample_tool(calls):
+    assert_round_trip(PROTOCOL, calls)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bfcl_calls(max_calls=4))
+def test_round_trip_bfcl(calls):
+    assert_round_trip(PROTOCOL, calls)
+
+
+def test_backticks_in_values_round_trip():
+    calls = [ToolCall("f", {"a": "```", "b": "x```json\n```", "c": "`"}), ToolCall("g", {"d": "````"})]
+    assert_round_trip(PROTOCOL, calls)
+
+
+def _agree(fast, slow):
+    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
+
+
+def _fast_calls(text):
+    """The calls read fence by fence through the fast paths (read_body tries json, then the lenient path)."""
+    from toolform_rules.protocols.code_block_json import fences
+    return [call for _s, body, end, _e, _i, _v in fences(text) for value in read_body(text[body:end])
+            for call in calls_in(value)[0]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["f", "legal_draft_v3", "math.factorial"]),
+                          st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), min_size=1, max_size=3))
+def test_fast_path_and_grammar_agree(raw):
+    text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
+    _agree(_fast_calls(text), grammar_calls(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), sample_calls(max_calls=3))
+def test_lenient_fast_path_and_grammar_agree(data, calls):
+    text = "\n".join("```json\n" + data.draw(lenient_text({"name": c.name, "arguments": c.arguments})) + "\n```"
+                     for c in calls)
+    _agree(_fast_calls(text), grammar_calls(text))
+    assert PROTOCOL.parse(text).compliant
+
+
+AGREE = [
+    '```json\n{"name": "legal_draft_v3", "arguments": {"value": 1}}\n```',
+    'Sure:\n```json\n{"name": "legal_draft_v3", "arguments": {"value": 1}}\n```\nDone.',
+    '```\n{"name": "legal_draft_v3", "arguments": {"value": 1}}\n```',
+    '```JSON\n{"name": "legal_draft_v3", "arguments": {"value": 1}}\n```',
+    '{"name": "legal_draft_v3", "arguments": {"value": 1}}',
+    '```json\n[{"name": "legal_draft_v3", "arguments": {"value": 1}}, {"name": "x", "arguments": {"b": 2}}]\n```',
+    '```json\n{"name": "legal_draft_v3", "arguments": {"value": 1}}',
+    '```python\n{"name": "legal_draft_v3", "arguments": {"value": 1}}\n```',
+    '```json\n{"name": "legal_draft_v3", "arguments": {"counterparty": "```"}}\n```',
+    '```json {"name": "legal_draft_v3", "arguments": {"value": 1}} ```',
+    "```json\n{'name': 'Legal_Draft_V3', 'arguments': {'auto_renew': True,},}\n```",
+    '```json\n{"name": "legal_draft_v3", "arguments": {"value": 1,}\n```',
+    '```json\n{"foo": 1}\n```\n',
+    "I would rather not call a tool.",
+]
+
+
+@pytest.mark.parametrize("text", AGREE)
+def test_model_like_replies_agree_with_the_reference(text):
+    assert pairs(PROTOCOL.parse(text)) == reference_pairs("code_block_json", text)
+
+
+def test_every_fence_is_read():
+    """Divergence: each fence is read — the rendered form of two calls is two fences, and the
+    reference reads only the first of them (so its own render does not round-trip). Several
+    objects in one fence are all read too (the reference keeps the first)."""
+    two = PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {"b": 2})])
+    assert reference_pairs("code_block_json", two) == [("f", {"a": 1})]
+    assert pairs(PROTOCOL.parse(two)) == [("f", {"a": 1}), ("g", {"b": 2})]
+    lines = '```json\n{"name": "f", "arguments": {}}\n{"name": "g", "arguments": {}}\n```'
+    assert reference_pairs("code_block_json", lines) == [("f", {})]
+    assert pairs(PROTOCOL.parse(lines)) == [("f", {}), ("g", {})]
+
+
+def test_compliance():
+    assert PROTOCOL.parse('```json\n{"name": "f", "arguments": {}}\n```').compliant
+    assert PROTOCOL.parse('```\n{"name": "f", "arguments": {}}\n```').compliant
+    bare = PROTOCOL.parse('{"name": "f", "arguments": {}}')
+    assert pairs(bare) == [("f", {})] and not bare.compliant and "no ```json code fence" in bare.notes[0]
+    assert not PROTOCOL.parse('Here:\n```json\n{"name": "f", "arguments": {}}\n```').compliant
+    assert not PROTOCOL.parse('```python\n{"name": "f", "arguments": {}}\n```').compliant
+    unclosed = PROTOCOL.parse('```json\n{"name": "f", "arguments": {}}')
+    assert pairs(unclosed) == [("f", {})] and "never closed" in unclosed.notes[0]
+
+
+def test_malformed_reply_says_where_the_grammar_stopped():
+    extraction = PROTOCOL.parse('```json\n{"name": "f",\n "arguments": {"a": [1 2]}}\n```')
+    assert extraction.calls == ()
+    assert extraction.notes == ("no fenced JSON could be read: line 3, column 24: expected ',' or ']', found '2'",)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text())
+def test_never_raises_on_any_text(text):
+    check_total(PROTOCOL, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet='`[]{}"\':,\\ \nab1tTnN.-ej', max_size=60))
+def test_never_raises_on_fence_like_noise(text):
+    check_total(PROTOCOL, text)
+
+
+@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(index):
+    began = time.perf_counter()
+    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert time.perf_counter() - began < 5
+
+
+def test_instructions():
+    assert "```json" in PROTOCOL.instructions()

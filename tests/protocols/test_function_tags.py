@@ -1,0 +1,157 @@
+"""function_tags: round trips, replies as models write them (against the reference), robustness."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, our_calls, reference_calls,
+                                   same_calls)
+
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.function_tags import _OWN_TAG, _by_grammar, _canonical
+from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.protocols.markup_family import text_of
+
+PROTOCOL = get_protocol("function_tags")
+DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
+    "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
+                                                                                   "items": {"type": "string"}},
+    "e": {"type": "boolean"}, "g": {"type": "number"}}, "required": ["a"]}},
+        {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}}]
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def X(text: str) -> str:
+    """Replies are written with ‹ › for < > so that the test file reads as text, not markup."""
+    return text.replace("‹", "<").replace("›", ">")
+
+
+def expressible(calls) -> bool:
+    """The format has no escaping: a value holding one of its own tags cannot be written (the only exclusion)."""
+    return not any(_OWN_TAG.search(text_of(v)) for c in calls for v in c.arguments.values())
+
+
+@SETTINGS
+@given(calls_on(text_values=True, several=False))
+def test_round_trip_one_call(case) -> None:
+    assume(expressible(case[0]))
+    assert_round_trip("function_tags", *case)
+
+
+@SETTINGS
+@given(calls_on(text_values=True, several=True))
+def test_round_trip_several_calls(case) -> None:
+    assume(expressible(case[0]))
+    assert_round_trip("function_tags", *case)
+
+
+AGREE = [
+    '‹function=f›\n‹parameter=a›\n1\n‹/parameter›\n‹parameter=b›\nx &amp; y\n‹/parameter›\n‹/function›\n'
+    '‹function=g›\n‹parameter=b›2‹/parameter›\n‹/function›',
+    '‹tool_call›\n‹function=f›\n‹parameter=a›\n1\n‹/parameter›\n‹/function›\n‹/tool_call›',
+    '‹function=f›{"a": 1, "b": "x"}‹/function›',
+    'Let me call. ‹function=f›‹parameter=a›1‹/parameter›‹/function› ok',
+    '‹function=f›‹parameter=b›a ‹ b‹/parameter›‹/function›',
+    '‹function=F›‹parameter=a›1‹/parameter›‹/function›',
+    '‹function=f›‹parameter=b›‹/parameter›‹/function›',
+    '‹function=f›\n‹parameter=a›\n7\n‹/parameter›\n‹parameter=c›\n{"x": [1, 2]}\n‹/parameter›\n‹parameter=d›\n["p"]\n'
+    '‹/parameter›\n‹parameter=e›\ntrue\n‹/parameter›\n‹/function›',
+    '‹function=legal_draft_v3›\n‹parameter=counterparty›\nAcme, "Ltd"\n‹/parameter›\n‹parameter=value›\n1200.5\n'
+    '‹/parameter›\n‹parameter=term_months›\n12\n‹/parameter›\n‹/function›',
+    '‹tool_call›\n‹function=f›\n‹parameter=a›\n1\n‹/parameter›\n‹/function›\n‹/tool_call›\n‹tool_call›\n'
+    '‹function=g›\n‹parameter=b›\n2\n‹/parameter›\n‹/function›\n‹/tool_call›',
+]
+
+
+@pytest.mark.parametrize("reply", AGREE)
+def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
+    text = X(reply)
+    assert same_calls(our_calls("function_tags", text, DOCS), reference_calls("function_tags", text, DOCS))
+
+
+def test_divergence_spaces_inside_a_value_are_kept() -> None:
+    """Divergence: only the newline the template writes at each end is dropped; the reference strips all
+    white space, so a string with spaces (or blank lines) at its ends does not survive its round trip."""
+    text = X('‹function=f›‹parameter=b›  sp  ‹/parameter›‹parameter=a›\n\n1\n‹/parameter›‹/function›')
+    assert reference_calls("function_tags", text, DOCS) == [("f", {"b": "sp", "a": 1})]
+    assert PROTOCOL.parse(text).calls[0].arguments == {"b": "  sp  ", "a": "\n1"}
+
+
+def test_divergence_missing_closing_tags() -> None:
+    """Divergence: a reply cut short (or a model that forgets ``</function>``) still yields its call."""
+    text = X('‹function=f›‹parameter=a›1‹/parameter›‹parameter=c›{"x": 1}‹/parameter›‹parameter=e›True‹/parameter›')
+    assert reference_calls("function_tags", text, DOCS) == []
+    assert our_calls("function_tags", text, DOCS) == [("f", {"a": 1, "c": {"x": 1}, "e": True})]
+    cut = PROTOCOL.parse(X('‹function=f›\n‹parameter=a›\n1\n‹parameter=b›\ntwo'))
+    assert [c.arguments for c in cut.calls] == [{"a": "1", "b": "two"}]
+    assert "line 2, column 1: the <parameter=...> element is not closed" in cut.notes
+    assert not cut.compliant
+
+
+def test_divergence_empty_function() -> None:
+    """Divergence: ``<function=f></function>`` is a call with no arguments (the reference finds none)."""
+    text = X('‹function=f›\n‹/function›')
+    assert reference_calls("function_tags", text, DOCS) == []
+    assert our_calls("function_tags", text, DOCS) == [("f", {})]
+
+
+def test_malformed_reply_says_where_the_grammar_stopped() -> None:
+    extraction = PROTOCOL.parse(X('‹function=f›\n‹parameter=a›1‹/parameter›\n‹/function›\n‹/parameter›'))
+    assert extraction.calls == ()
+    assert extraction.notes[0].startswith("the tags could not be read: line 4, column 1: expected ")
+    broken = PROTOCOL.parse(X('‹function=f›\n‹parameter=a\n1'))
+    assert "line 2, column 1" in broken.notes[0]
+
+
+def test_compliance() -> None:
+    assert PROTOCOL.parse(X('‹function=f›‹parameter=a›1‹/parameter›‹/function›')).compliant
+    assert PROTOCOL.parse(X('‹tool_call›‹function=f›{"a": 1}‹/function›‹/tool_call›')).compliant
+    assert not PROTOCOL.parse(X('I call ‹function=f›‹/function›')).compliant
+    junk = PROTOCOL.parse(X('‹function=f›hmm‹parameter=a›1‹/parameter›‹/function›'))
+    assert not junk.compliant and "ignored" in junk.notes[0]
+
+
+FRAGMENTS = ['‹tool_call›', '‹/tool_call›', '‹function=f›', '‹function=g›', '‹/function›', '‹parameter=a›',
+             '‹parameter=b›', '‹/parameter›', '1', ' ', '\n', '‹', 'x', '{"a": 1}', '‹function=›', '‹parameter= c ›']
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join).map(X))
+def test_fast_path_and_grammar_agree(text: str) -> None:
+    """Where the canonical reader answers, it answers what the grammar does."""
+    fast = _canonical(text)
+    if fast is None:
+        return
+    try:
+        slow = _by_grammar(text)
+    except GrammarFailure:  # pragma: no cover
+        raise AssertionError(text)
+    assert fast == slow, (text, fast, slow)
+
+
+@SETTINGS
+@given(calls_on(text_values=True), st.sampled_from(["", "Sure:\n", "```\n", "‹tool_call›\n"]),
+       st.sampled_from(["", "\nDone.", "\n```", "\n‹/tool_call›"]))
+def test_canonical_path_agrees_with_the_grammar_on_rendered_replies(case, before: str, after: str) -> None:
+    assume(expressible(case[0]))
+    text = X(before) + PROTOCOL.render_calls(case[0]) + X(after)
+    fast = _canonical(text)
+    try:
+        slow = _by_grammar(text)
+    except GrammarFailure:  # a stray closing wrapper: the grammar stops, so must the canonical reader
+        assert fast is None
+        return
+    assert fast is None or fast == slow, (text, fast, slow)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
+def test_never_raises_on_nasty_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)

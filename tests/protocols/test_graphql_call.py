@@ -1,0 +1,232 @@
+"""graphql_call: round trips, the fast path against the grammar, model-like replies against the
+reference, never raising, where the grammar stopped."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, assert_agrees,
+                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, json_value, same, same_items)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolform_rules import ToolCall
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.code_family import grammar_read
+from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.protocols.graphql_call import GraphqlValues, block_string_value, fast_operations
+
+P = get_protocol("graphql_call")
+NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
+
+
+def grammar_calls(text: str):
+    return grammar_read("graphql_call", GraphqlValues(), text)
+
+
+def test_registered() -> None:
+    assert P.info.id == "graphql_call" and P.info.parallel and not P.info.text_values
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE))
+def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
+    assert_round_trip(P, calls, SAMPLE)
+
+
+@ROUND_TRIP
+@given(drawn=bfcl_calls())
+def test_round_trip_bfcl(drawn) -> None:
+    toolset, calls = drawn
+    assert_round_trip(P, calls, toolset)
+    assert fast_operations(P.render_calls(calls)) is not None  # the usual case takes the fast path
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE))
+def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
+    found = grammar_calls(P.render_calls(calls))
+    assert [c.name for c in found] == [c.name for c in calls]
+    for got, call in zip(found, calls):
+        assert same(dict(got.items), dict(call.arguments))
+
+
+def test_the_example() -> None:
+    """The reference writes input-object keys as JSON strings ({"contract_id": ...}), which is not
+    GraphQL; we write them as GraphQL names.  Otherwise the rendering is the reference's."""
+    assert P.example(THE_EXAMPLE) == (
+        'mutation { legal_draft_v3(counterparty: "Acme, \\"Ltd\\"", value: 1200.5, term_months: 12, '
+        'auto_renew: true, contract_details: {contract_id: "C-1", status: "draft"}) { result } }')
+    assert P.render_calls([ToolCall("f", {})]) == "mutation { f { result } }"
+    assert_round_trip(P, [THE_EXAMPLE, SECOND], SAMPLE)
+
+
+def test_keys_that_are_not_names_are_quoted() -> None:
+    call = ToolCall("f", {"a": {"x y": 1, "true": 2, "": 3, "ok": {"1a": [None]}}})
+    text = P.render_calls([call])
+    assert '"x y": 1' in text and '"true": 2' in text and "ok: {" in text
+    assert same(P.parse(text).calls[0].arguments, dict(call.arguments))
+
+
+@st.composite
+def gql_source(draw, value):
+    """``value`` as a GraphQL literal, one of the ways a model might write it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return draw(st.sampled_from([json.dumps(value, ensure_ascii=False), json.dumps(value)]))
+    if isinstance(value, list):
+        return "[" + draw(st.sampled_from([", ", " ", ",", " , "])).join([draw(gql_source(v)) for v in value]) + "]"
+    parts = []
+    for k, v in value.items():
+        key = k if NAME.fullmatch(k) and k not in ("true", "false", "null") and draw(st.booleans()) else json.dumps(k)
+        parts.append(key + draw(st.sampled_from([": ", ":", " : "])) + draw(gql_source(v)))
+    return "{" + draw(st.sampled_from([", ", " ", ","])).join(parts) + "}"
+
+
+@st.composite
+def operations(draw):
+    """An operation as a model might write it, and the calls it holds."""
+    fields, expected = [], []
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["f", "legal_draft_v3", "math.factorial", "LegalDraftV3", "query", "true"]))
+        arguments = draw(st.dictionaries(st.sampled_from(["a", "b", "counterparty", "true", "query", "x_1"]),
+                                         json_value(6), max_size=3))
+        words = draw(st.dictionaries(st.sampled_from(["status", "unit"]), st.sampled_from(["DRAFT", "celsius"]),
+                                     max_size=1))
+        parts = [f"{k}: {draw(gql_source(v))}" for k, v in arguments.items()]
+        parts += [f"{k}: {v}" for k, v in words.items() if k not in arguments]
+        items = list(arguments.items()) + [(k, v) for k, v in words.items() if k not in arguments]
+        alias = draw(st.sampled_from(["", "r: ", "out:"]))
+        args = ("(" + draw(st.sampled_from([", ", " ", ","])).join(parts) + ")") if parts or draw(st.booleans()) else ""
+        selection = draw(st.sampled_from([" { result }", "", " { result { id } }", "{ ok done }"]))
+        fields.append(f"{alias}{name}{args}{selection}")
+        expected.append((name, items))
+    head = draw(st.sampled_from(["mutation ", "mutation Draft ", "query ", "", "subscription S"]))
+    return head + "{ " + " ".join(fields) + " }", expected
+
+
+@PROPERTY
+@given(drawn=operations())
+def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
+    text, expected = drawn
+    by_grammar = grammar_calls(text)
+    assert [c.name for c in by_grammar] == [n for n, _ in expected], text
+    assert all(same_items(c.items, items) for c, (_, items) in zip(by_grammar, expected)), text
+    fast = fast_operations(text)
+    if fast is not None:
+        assert [c.name for c in fast] == [c.name for c in by_grammar], text
+        assert all(same_items(a.items, b.items) for a, b in zip(fast, by_grammar)), text
+
+
+@PROPERTY
+@given(drawn=operations(), junk=st.text(alphabet="'\"\\(){}[],:#$-.eE0 x\n", max_size=3),
+       where=st.integers(min_value=0))
+def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+    text = drawn[0]
+    where %= len(text) + 1
+    text = text[:where] + junk + text[where:]
+    fast = fast_operations(text)
+    if fast is None:
+        return
+    try:
+        by_grammar = grammar_calls(text)
+    except GrammarFailure:
+        pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
+    assert [c.name for c in fast] == [c.name for c in by_grammar], text
+    assert all(same_items(a.items, b.items) for a, b in zip(fast, by_grammar)), text
+
+
+def test_block_strings() -> None:
+    assert block_string_value('"""\n    Hello,\n      World!\n\n    Yours\n  """') == "Hello,\n  World!\n\nYours"
+    assert block_string_value('"""a \\""" b"""') == 'a """ b'
+    assert P.parse('mutation { f(s: """\n  one\n    two\n""") }').calls[0].arguments == {"s": "one\n  two"}
+
+
+AGREE = [
+    'mutation { legal_draft_v3(counterparty: "a", value: 1) { result } }',
+    'mutation { legal_draft_v3(counterparty: "a") }',
+    '{ legal_draft_v3(counterparty: "a") }',
+    'query { legal_draft_v3(counterparty: "a") { id } }',
+    'mutation Draft { legal_draft_v3(counterparty: "a") { result } }',
+    'mutation { legal_draft_v3(counterparty: "a") { result } probe_tool(s: "b") { result } }',
+    'mutation { legal_draft_v3(counterparty: "a") { result } }\nmutation { probe_tool(s: "b") { result } }',
+    'mutation { legal_draft_v3(counterparty: "a", contract_details: {contract_id: "C", status: DRAFT}) { result } }',
+    'mutation { probe_tool(s: "\\u00e9\\n") { result } }',
+    'mutation { legal_draft_v3(counterparty: "a" value: 1) { result } }',
+    'mutation { legal_draft_v3(counterparty: "a", value: 1, ) { result } }',
+    'mutation { LegalDraftV3(counterparty: "a") { result } }',
+    'mutation { ghost(a: 1) { result } }',
+    'mutation { legal_draft_v3(counterparty: "a"',
+    'mutation { r: legal_draft_v3(counterparty: "a") { result } }',
+    '```graphql\nmutation { legal_draft_v3(counterparty: "a") { result } }\n```',
+    'Sure!\nmutation { legal_draft_v3(counterparty: "a") { result } }\nDone.',
+    'mutation { legal_draft_v3(counterparty: "a") { result } } # comment',
+    'mutation { legal_draft_v3(counterparty: "a", value: -1e3, term_months: 007) { result } }',
+    'mutation { probe_tool(s: "x", o: {"k": 1}, a: [1, 2.5, "x", true]) }',
+]
+
+
+@pytest.mark.parametrize("text", AGREE)
+def test_model_like_replies_agree_with_the_reference(text: str) -> None:
+    assert_agrees(P, text)
+
+
+DIVERGE = [
+    # null is None (the reference keeps the text "null" for an argument, though None inside a list)
+    ('mutation { probe_tool(s: "S", o: null) { result } }', [("probe_tool", {"s": "S", "o": None})]),
+    # a block string is its text, dedented as the spec says (the reference reads an empty string)
+    ('mutation { probe_tool(s: """block\n  string""", b: false) { result } }',
+     [("probe_tool", {"s": "block\nstring", "b": False})]),
+    # a variable has no value in a reply: no call, and a note says where (the reference keeps "$x")
+    ("mutation { legal_draft_v3(counterparty: $x) { result } }", []),
+    # a single-quoted string is read as a string (the reference keeps the quotes in the text)
+    ("mutation { legal_draft_v3(counterparty: 'a') { result } }", [("legal_draft_v3", {"counterparty": "a"})]),
+    # a field with no arguments is a call with none (the reference finds no call)
+    ("mutation { legal_draft_v3 { result } }", [("legal_draft_v3", {})]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DIVERGE)
+def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
+    """Each case names its divergence and its reason in the comment above it."""
+    assert_calls(P, text, expected)
+
+
+def test_compliance() -> None:
+    assert P.parse('mutation { f(a: 1) { result } }\n\nmutation { g(b: "x") }').compliant
+    assert P.parse('```graphql\nmutation { f(a: 1) }\n```').compliant
+    assert P.parse('query Q { f(s: """x""", e: RED) { a { b } } }').compliant
+    prose = P.parse('Sure!\nmutation { f(a: 1) }\nDone.')
+    assert prose.calls and not prose.compliant
+
+
+@given(text=st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse("mutation { f(" + text, SAMPLE), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text: str) -> None:
+    started = time.perf_counter()
+    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse("mutation { f(a: " + text), Extraction)
+    assert time.perf_counter() - started < 10
+
+
+def test_a_malformed_operation_says_where_the_grammar_stopped() -> None:
+    extraction = P.parse('mutation { legal_draft_v3(counterparty: "Acme", value: ) { result } }', SAMPLE)
+    assert extraction.calls == () and not extraction.compliant
+    assert "line 1, column 56" in extraction.notes[0] and "found ')'" in extraction.notes[0]
+
+
+def test_instructions() -> None:
+    text = P.instructions(SAMPLE)
+    assert "mutation { legal_draft_v3(" in text and "{key: value}" in text

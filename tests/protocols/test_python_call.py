@@ -1,0 +1,265 @@
+"""python_call: round trips, the fast paths against the grammar, model-like replies against the
+reference, never raising, where the grammar stopped."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, assert_agrees,
+                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, plain, python_call_source,
+                                 python_value, ref_render, same, same_items)
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from toolform_rules import ToolCall
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, ast_calls, decode_python_string,
+                                                  grammar_read, json_calls, py_literal, quick_calls)
+from toolform_rules.protocols.grammar import GrammarFailure
+
+P = get_protocol("python_call")
+
+
+def grammar_calls(text: str):
+    return grammar_read("python_call", PythonValues(), text)
+
+
+def test_registered() -> None:
+    assert P.info.id == "python_call" and P.info.parallel and not P.info.text_values
+
+
+# --- round trips --------------------------------------------------------------------------------
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE))
+def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
+    assert_round_trip(P, calls, SAMPLE)
+
+
+@ROUND_TRIP
+@given(drawn=bfcl_calls())
+def test_round_trip_bfcl(drawn) -> None:
+    toolset, calls = drawn
+    assert_round_trip(P, calls, toolset)
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE))
+def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
+    """The grammar alone reads every rendered reply exactly too (not only the fast path)."""
+    found = grammar_calls(P.render_calls(calls))
+    assert [c.name for c in found] == [c.name for c in calls]
+    for got, call in zip(found, calls):
+        assert same(dict(got.items), dict(call.arguments))
+
+
+@ROUND_TRIP
+@given(drawn=bfcl_calls())
+def test_rendered_replies_take_the_quick_path(drawn) -> None:
+    """What we write is read without ast or the grammar (the speed of the usual case)."""
+    _, calls = drawn
+    text = P.render_calls(calls)
+    quick = quick_calls(text, "lines")
+    assert quick is not None and len(quick) == len(calls), text
+
+
+def test_the_example_is_the_reference_rendering() -> None:
+    text = P.render_calls([THE_EXAMPLE, SECOND])
+    assert text == ref_render("python_call", [THE_EXAMPLE, SECOND])
+    assert text.splitlines()[0] == ('legal_draft_v3(counterparty="Acme, \\"Ltd\\"", value=1200.5, term_months=12, '
+                                    "auto_renew=True, contract_details={'contract_id': 'C-1', 'status': 'draft'})")
+    assert P.example(THE_EXAMPLE) == text.splitlines()[0]
+    assert_round_trip(P, [THE_EXAMPLE, SECOND], SAMPLE)
+
+
+def test_values_that_need_care() -> None:
+    arguments = {"s": "", "t": "  pad  ", "u": "a\\b\n\"c\"'d'\r\t\x00\u2028é🙂", "n": 1e-07, "m": -0.0, "i": 10**20,
+                 "b": False, "z": None, "o": {"": [], "k w": {"x": [{"y": None}]}}, "a": [[], {}, "", 1.5]}
+    call = ToolCall("f", arguments)
+    extraction = P.parse(P.render_calls([call]))
+    assert same(extraction.calls[0].arguments, arguments) and extraction.compliant
+    assert same(dict(grammar_calls(P.render_calls([call]))[0].items), arguments)
+
+
+def test_infinity_reads_back_and_nan_has_no_literal() -> None:
+    """No Python literal is NaN; infinity is written 1e999, which reads back as infinity."""
+    got = P.parse(P.render_calls([ToolCall("f", {"x": float("inf"), "y": float("-inf")})])).calls[0].arguments
+    assert got == {"x": float("inf"), "y": float("-inf")}
+    assert P.parse(P.render_calls([ToolCall("f", {"x": float("nan")})])).calls[0].arguments == {"x": "nan"}
+
+
+# --- the fast paths read what the grammar reads ---------------------------------------------------
+
+@PROPERTY
+@given(drawn=python_call_source())
+def test_fast_paths_agree_with_the_grammar(drawn) -> None:
+    text, name, items = drawn
+    by_grammar = grammar_calls(text)
+    assert len(by_grammar) == 1 and by_grammar[0].name == name and same_items(by_grammar[0].items, items), text
+    for reader in (json_calls, quick_calls, ast_calls):
+        fast = reader(text, "call")
+        if fast is not None:
+            assert len(fast) == 1 and fast[0].name == name and same_items(fast[0].items, by_grammar[0].items), (
+                reader.__name__, text)
+
+
+@PROPERTY
+@given(drawn=python_call_source(), junk=st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n", max_size=3),
+       where=st.integers(min_value=0))
+def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+    """Whatever a fast path reads from a damaged call, the grammar reads the same way."""
+    text = drawn[0]
+    where %= len(text) + 1
+    text = text[:where] + junk + text[where:]
+    for reader in (json_calls, quick_calls, ast_calls):
+        fast = reader(text, "call")
+        if fast is None:
+            continue
+        try:
+            by_grammar = grammar_calls(text)
+        except GrammarFailure:
+            pytest.fail(f"{reader.__name__} read what the grammar refuses: {text!r}")
+        assert len(by_grammar) == 1 and same_items(fast[0].items, by_grammar[0].items), (reader.__name__, text)
+
+
+@PROPERTY
+@given(value=python_value())
+def test_python_literals_written_by_us_read_back(value) -> None:
+    source = py_literal(value)
+    for text in (f"f(x={source})", f"f({source})"):
+        assert same_items(grammar_calls(text)[0].items[-1:], [(None if text.startswith("f(x") is False else "x",
+                                                                 plain(value))])
+
+
+@given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
+       quote=st.sampled_from(['"', "'", '"""', "'''"]), prefix=st.sampled_from(["", "r", "u", "R"]))
+@example(text="\\N{BULLET}\\x41\\101\\u00e9\\U0001F642\\q\\\n", quote='"', prefix="")
+def test_string_decoding_is_pythons(text: str, quote: str, prefix: str) -> None:
+    token = prefix + quote + text + quote
+    if not PY_STRING.fullmatch(token[len(prefix):]):
+        return  # not one literal (' + '' is two, concatenated)
+    import ast
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(token, mode="eval")
+        except (SyntaxError, ValueError):
+            return
+    if not isinstance(tree.body, ast.Constant) or not isinstance(tree.body.value, str):
+        return
+    assert decode_python_string(token) == tree.body.value
+
+
+# --- replies as models write them ---------------------------------------------------------------
+
+AGREE = [
+    'legal_draft_v3(counterparty="Acme", value=3, term_months=4)',
+    'Sure! legal_draft_v3(counterparty="a", value=1) done',
+    "```python\nlegal_draft_v3(counterparty='Acme', value=1200.5, term_months=12, auto_renew=True)\n```",
+    'legal_draft_v3(counterparty="a")\nprobe_tool(s="b")',
+    'legal_draft_v3(counterparty="a"); probe_tool(s="b")',
+    'LegalDraftV3(counterparty="a", value=2)',
+    "legal_draft_v3(counterparty='it\\'s', value=1e3, term_months=-3, auto_renew=true)",
+    'legal_draft_v3(counterparty="""tri\nple""", value=r"\\d")',
+    'legal_draft_v3(\n  counterparty="a",\n  value=2,\n)',
+    'I will call legal_draft_v3 now: legal_draft_v3(counterparty="a")',
+    'x = legal_draft_v3(counterparty="a")',
+    'print(legal_draft_v3(counterparty="a"))',
+    'legal_draft_v3(counterparty="a" "b", value=+3, term_months=0x1F)',
+    'legal_draft_v3(counterparty="\\u00e9\\x41\\N{BULLET}")',
+    'legal_draft_v3()',
+    'legal_draft_v3(counterparty=Acme)',
+    'probe_tool(s="x", o={"k": [1, 2.5, None, True]}, a=[{"k": "v"}])',
+    "I'd use legal_draft_v3(counterparty=\"a\") and then probe_tool(s=\"b\") to finish.",
+]
+
+
+@pytest.mark.parametrize("text", AGREE)
+def test_model_like_replies_agree_with_the_reference(text: str) -> None:
+    assert_agrees(P, text)
+
+
+DIVERGE = [
+    # positional values: bound to the schema's parameter order (the reference keeps _pos0, _pos1, ...)
+    ('legal_draft_v3("Acme", 5, 12)', [("legal_draft_v3", {"counterparty": "Acme", "value": 5, "term_months": 12})]),
+    ('legal_draft_v3("Acme", 5, term_months=12)', [("legal_draft_v3", {"counterparty": "Acme", "value": 5,
+                                                                       "term_months": 12})]),
+    # a call to a tool the toolset lacks, standing alone, is still the model's call (the reference
+    # drops it, so the validator can never report the unknown tool)
+    ('ghost(a=1)', [("ghost", {"a": 1})]),
+    ('créer_contrat(nom="x")', [("créer_contrat", {"nom": "x"})]),
+    ('math.factorial(number=5)', [("math.factorial", {"number": 5})]),
+    # null is JSON's None (the reference keeps the text "null")
+    ('legal_draft_v3(counterparty=null, value=1)', [("legal_draft_v3", {"counterparty": None, "value": 1})]),
+    # a tuple is an array (the reference keeps a Python tuple, which no JSON schema type names)
+    ("legal_draft_v3(counterparty=('a', 1))", [("legal_draft_v3", {"counterparty": ["a", 1]})]),
+    # an unfinished argument is no call (the reference drops the argument and keeps the call)
+    ('legal_draft_v3(counterparty="a", value=)', []),
+    # a call, an expression or a bare word inside a list is not a literal (the reference keeps its text)
+    ('legal_draft_v3(counterparty=f(x))', []),
+    ('legal_draft_v3(counterparty=[1,2,][0])', []),
+    # a dotted prefix the toolset does not know is dropped (the reference keeps it and cannot resolve it)
+    ('functions.legal_draft_v3(counterparty="a")', [("legal_draft_v3", {"counterparty": "a"})]),
+    # **kwargs spread is no literal (the reference drops the arguments silently)
+    ('legal_draft_v3(**{"counterparty": "a"})', []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DIVERGE)
+def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
+    """Each case names its divergence and its reason in the comment above it."""
+    assert_calls(P, text, expected)
+
+
+def test_positional_values_without_a_tool_keep_their_places() -> None:
+    assert P.parse('f("Acme", 5, x=1)').calls[0].arguments == {"_pos0": "Acme", "_pos1": 5, "x": 1}
+    notes = P.parse('legal_draft_v3("a", 1, 2, 3, 4, 5, 6)', SAMPLE).notes
+    assert any("no parameter left" in n for n in notes)
+
+
+def test_prose_calls_to_unknown_tools_are_ignored_with_a_toolset() -> None:
+    extraction = P.parse("You could print(x) or use ghost(a=1) here.", SAMPLE)
+    assert extraction.calls == () and "ghost(...)" in extraction.notes[-1]
+    assert [c.name for c in P.parse("Use ghost(a=1) here.").calls] == ["ghost"]
+
+
+def test_compliance() -> None:
+    assert P.parse('legal_draft_v3(counterparty="a")\n\nprobe_tool(s="b")').compliant
+    assert P.parse('```python\nlegal_draft_v3(counterparty="a")\n```').compliant
+    assert P.parse('legal-draft-v3(counterparty="a", 2)').compliant  # the grammar reads what ast cannot
+    assert not P.parse('Sure: legal_draft_v3(counterparty="a")').compliant
+    assert not P.parse("legal_draft_v3(counterparty=Acme)").compliant  # a bare word is not a literal
+    assert not P.parse("no call here").compliant
+
+
+# --- never raises; says where the grammar stopped --------------------------------------------------
+
+@given(text=st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse(text, SAMPLE), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text: str) -> None:
+    started = time.perf_counter()
+    assert isinstance(P.parse(text, SAMPLE), Extraction)
+    assert isinstance(P.parse(text), Extraction)
+    assert time.perf_counter() - started < 10
+
+
+def test_a_malformed_call_says_where_the_grammar_stopped() -> None:
+    extraction = P.parse('legal_draft_v3(counterparty="Acme", value=12 term_months=3)', SAMPLE)
+    assert extraction.calls == () and not extraction.compliant
+    assert "line 1, column 46" in extraction.notes[0] and "expected" in extraction.notes[0]
+    assert "found 'term_months'" in extraction.notes[0]
+    truncated = P.parse('legal_draft_v3(counterparty="Acme", value=', SAMPLE)
+    assert truncated.calls == () and "the end of the text" in truncated.notes[0]
+
+
+def test_instructions() -> None:
+    text = P.instructions(SAMPLE)
+    assert "legal_draft_v3(" in text and "Python" in text
+    assert P.instructions() and "tool_name(" in P.instructions()

@@ -1,0 +1,209 @@
+"""sql_call: round trips (values typed from the schema, as the pipeline types them), the fast path
+against the grammar, model-like replies against the reference, never raising, where the grammar
+stopped."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, TEXT, THE_EXAMPLE, assert_agrees,
+                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, json_scalar, ref_render, same,
+                                 same_items)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolform_rules import ToolCall
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.code_family import grammar_read
+from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.protocols.sql_call import SqlValues, fast_statement, sql_literal
+
+P = get_protocol("sql_call")
+
+
+def grammar_calls(text: str):
+    return grammar_read("sql_call", SqlValues(), text)
+
+
+def test_registered() -> None:
+    assert P.info.id == "sql_call" and P.info.parallel and P.info.text_values
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE, text_values=True))
+def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
+    assert_round_trip(P, calls, SAMPLE)
+
+
+@ROUND_TRIP
+@given(drawn=bfcl_calls(text_values=True))
+def test_round_trip_bfcl(drawn) -> None:
+    toolset, calls = drawn
+    assert_round_trip(P, calls, toolset)
+
+
+@ROUND_TRIP
+@given(calls=calls_for(SAMPLE, text_values=True))
+def test_round_trip_text_level(calls: list[ToolCall]) -> None:
+    """Before typing: scalars come back as written, objects and arrays as their JSON text; the
+    grammar reads every statement the same way as the fast path."""
+    text = P.render_calls(calls)
+    extraction = P.parse(text)
+    by_grammar = grammar_calls(text)
+    for raw, by_g, call in zip(extraction.calls, by_grammar, calls, strict=True):
+        want = {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+                for k, v in call.arguments.items()}
+        assert same(raw.arguments, want) and same(dict(by_g.items), want), text
+
+
+def test_the_example_is_the_reference_rendering() -> None:
+    assert P.render_calls([THE_EXAMPLE, SECOND]) == ref_render("sql_call", [THE_EXAMPLE, SECOND])
+    assert_round_trip(P, [THE_EXAMPLE, SECOND], SAMPLE)
+
+
+@st.composite
+def statements(draw):
+    """A statement as a model might write it, and the items it holds."""
+    name = draw(st.sampled_from(["f", "legal_draft_v3", "math.factorial", "LegalDraftV3"]))
+    values = draw(st.lists(st.one_of(json_scalar(), st.dictionaries(TEXT, json_scalar(), max_size=2)), max_size=4))
+    keys = draw(st.lists(st.sampled_from(["a", "b", "counterparty", "value_2", "n"]), min_size=len(values),
+                         max_size=len(values), unique=True))
+    arrow = draw(st.sampled_from(["=>", " => ", ":=", " := "]))
+    parts, items = [], []
+    for key, value in zip(keys, values):
+        literal = sql_literal(value)
+        if literal in ("TRUE", "FALSE", "NULL"):
+            literal = draw(st.sampled_from([literal, literal.lower(), literal.title()]))
+        parts.append(f"{key}{arrow}{literal}")
+        items.append((key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value))
+    select = draw(st.sampled_from(["SELECT", "select", "Select"]))
+    sep = draw(st.sampled_from([", ", ",", ",\n  "]))
+    end = draw(st.sampled_from([";", "", " ;", ";\n"]))
+    return f"{select} {name}({sep.join(parts)}){end}", name, items
+
+
+@PROPERTY
+@given(drawn=statements())
+def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
+    text, name, items = drawn
+    by_grammar = grammar_calls(text)
+    assert len(by_grammar) == 1 and by_grammar[0].name == name and same_items(by_grammar[0].items, items), text
+    fast = fast_statement(text)
+    assert fast is not None and fast.name == name and same_items(fast.items, items), text
+
+
+@PROPERTY
+@given(drawn=statements(), junk=st.text(alphabet="'\"\\()[],:=>;-+.eE0 xN|E\n", max_size=3),
+       where=st.integers(min_value=0))
+def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+    text = drawn[0]
+    where %= len(text) + 1
+    text = text[:where] + junk + text[where:]
+    fast = fast_statement(text)
+    if fast is None:
+        return
+    try:
+        by_grammar = grammar_calls(text)
+    except GrammarFailure:
+        pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
+    assert len(by_grammar) == 1 and by_grammar[0].name == fast.name and same_items(fast.items, by_grammar[0].items)
+
+
+AGREE = [
+    "SELECT legal_draft_v3(counterparty => 'a', value => 1);",
+    "SELECT legal_draft_v3(counterparty => 'a', value => 1)",
+    "select legal_draft_v3(counterparty => 'it''s', value => 1.5);",
+    "SELECT legal_draft_v3(counterparty := 'a');",
+    "SELECT legal_draft_v3(counterparty => 'a');\nSELECT probe_tool(s => 'b');",
+    "SELECT legal_draft_v3(counterparty => 'a'); SELECT probe_tool(s => 'b');",
+    "```sql\nSELECT legal_draft_v3(counterparty => 'a');\n```",
+    "Sure: SELECT legal_draft_v3(counterparty => 'a'); hope it helps",
+    "SELECT legal_draft_v3(counterparty => 'a', "
+    "contract_details => '{\"contract_id\": \"C\", \"status\": \"draft\"}');",
+    "SELECT legal_draft_v3(counterparty => '{\"contract_id\": \"C\"}');",
+    "SELECT probe_tool(s => '[1, 2]', a => '[1, 2]', o => '{\"k\": 1}', i => '12', b => 'true');",
+    "SELECT probe_tool(s => 'x', b => true, n => -1.5e3);",
+    "SELECT legal_draft_v3(counterparty => 'line1\nline2');",
+    "SELECT legal_draft_v3(counterparty => 'a'::text);",
+    "SELECT LegalDraftV3(counterparty => 'a');",
+    "SELECT legal_draft_v3();",
+    "SELECT legal_draft_v3(counterparty => 'a', value => 1,);",
+    "SELECT ghost(a => 1);",
+    "SELECT legal_draft_v3(counterparty => 'a'",
+    "SELECT legal_draft_v3(counterparty => 'a', value => '{bad json');",
+    "SELECT legal_draft_v3(counterparty => 'Acme, \"Ltd\"', value => 1200.5, term_months => 12, auto_renew => TRUE, "
+    "contract_details => '{\"contract_id\": \"C-1\", \"status\": \"draft\"}');",
+]
+
+
+@pytest.mark.parametrize("text", AGREE)
+def test_model_like_replies_agree_with_the_reference(text: str) -> None:
+    assert_agrees(P, text)
+
+
+DIVERGE = [
+    # positional arguments (PostgreSQL's positional notation) bound to the schema's parameter
+    # order (the reference drops them)
+    ("SELECT legal_draft_v3('a', 5, 12);", [("legal_draft_v3", {"counterparty": "a", "value": 5, "term_months": 12})]),
+    # NULL is None (the reference keeps the text "NULL")
+    ("SELECT probe_tool(s => NULL);", [("probe_tool", {"s": None})]),
+    # E'...' strings take backslash escapes (the reference keeps the literal's text, E and quotes too)
+    ("SELECT legal_draft_v3(counterparty => E'a\\nb');", [("legal_draft_v3", {"counterparty": "a\nb"})]),
+    # || concatenates (the reference keeps the first string only)
+    ("SELECT legal_draft_v3(counterparty => 'a' || 'b');", [("legal_draft_v3", {"counterparty": "ab"})]),
+    # ARRAY[...] is an array (the reference keeps the text up to the first comma, "ARRAY[1")
+    ("SELECT probe_tool(a => ARRAY[1, 2]);", [("probe_tool", {"a": [1, 2]})]),
+    # SELECT * FROM f(...) and CALL f(...) are calls too (the reference finds none)
+    ("SELECT * FROM legal_draft_v3(counterparty => 'a');", [("legal_draft_v3", {"counterparty": "a"})]),
+    ("CALL legal_draft_v3(counterparty => 'a');", [("legal_draft_v3", {"counterparty": "a"})]),
+    # a quoted argument name is that name (the reference drops the argument)
+    ("SELECT legal_draft_v3(\"counterparty\" => 'a');", [("legal_draft_v3", {"counterparty": "a"})]),
+    # a schema-qualified name the toolset does not know is read without the schema (the
+    # reference finds no call)
+    ("SELECT public.legal_draft_v3(counterparty => 'a');", [("legal_draft_v3", {"counterparty": "a"})]),
+    # an unquoted [..] is no SQL value: no call, and a note says where (the reference keeps "[1")
+    ("SELECT probe_tool(a => [1, 2]);", []),
+    # brackets inside a quoted string are text (the reference cuts the string at the first ")")
+    ("SELECT probe_tool(s => '[x] (y) {z}');", [("probe_tool", {"s": "[x] (y) {z}"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DIVERGE)
+def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
+    """Each case names its divergence and its reason in the comment above it."""
+    assert_calls(P, text, expected)
+
+
+def test_compliance() -> None:
+    assert P.parse("SELECT f(a => 'x');\nSELECT g(b => 2);").compliant
+    assert P.parse("```sql\nSELECT f(a => 'x');\n```").compliant
+    assert P.parse("CALL f(a := E'x\\n', b => ARRAY[1]);").compliant
+    prose = P.parse("Sure: SELECT f(a => 'x'); done")
+    assert prose.calls and not prose.compliant and "done" in prose.notes[-1]
+
+
+@given(text=st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse("SELECT f(" + text, SAMPLE), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text: str) -> None:
+    started = time.perf_counter()
+    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse("SELECT f(a => " + text), Extraction)
+    assert time.perf_counter() - started < 10
+
+
+def test_a_malformed_statement_says_where_the_grammar_stopped() -> None:
+    extraction = P.parse("SELECT legal_draft_v3(counterparty => 'Acme' value => 2);", SAMPLE)
+    assert extraction.calls == () and not extraction.compliant
+    assert "line 1, column 46" in extraction.notes[0] and "found 'value'" in extraction.notes[0]
+    assert "expected" in extraction.notes[0] and "','" in extraction.notes[0]
+
+
+def test_instructions() -> None:
+    text = P.instructions(SAMPLE)
+    assert "SELECT legal_draft_v3(" in text and "JSON" in text and "''" in text

@@ -1,0 +1,238 @@
+"""toml_call: round trips, the three readers agreeing, replies as models write them, robustness."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, json_values, our_calls,
+                                   reference_calls, same, same_calls, texts)
+
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.protocols.toml_call import _by_grammar, _by_tomllib, _canonical, toml_key, toml_string, toml_value
+
+PROTOCOL = get_protocol("toml_call")
+DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
+    "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array"},
+    "e": {"type": "boolean"}}, "required": ["a"]}},
+        {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}}]
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(calls_on(text_values=False, several=False))
+def test_round_trip_one_call(case) -> None:
+    assert_round_trip("toml_call", *case)
+
+
+@SETTINGS
+@given(calls_on(text_values=False, several=True))
+def test_round_trip_several_calls(case) -> None:
+    """None has no TOML spelling: it is written ``null``, which the grammar reads (tomllib does not)."""
+    assert_round_trip("toml_call", *case)
+
+
+def _has_null(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(_has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
+
+
+@SETTINGS
+@given(calls_on(text_values=False), st.sampled_from(["", "Sure:\n", "```toml\n"]),
+       st.sampled_from(["", "\nDone.", "\n```"]))
+def test_the_three_readers_agree_on_rendered_replies(case, before: str, after: str) -> None:
+    """The line reader, tomllib and the grammar give one document for the same TOML."""
+    text = before + PROTOCOL.render_calls(case[0]) + after
+    fast = _canonical(text)
+    assert fast is not None, text
+    body = text[fast[1]:fast[2]]
+    grammar, problems = _by_grammar(body)
+    assert problems == []
+    assert same(grammar, {"call": fast[0]}), (text, grammar, fast[0])
+    if not any(_has_null(c.arguments) for c in case[0]):
+        assert same(tomllib.loads(body), grammar)
+
+
+# documents in the many spellings TOML allows, to hold the grammar against tomllib
+
+def _literal_ok(text: str) -> bool:
+    return "'" not in text and not any(ch < " " and ch != "\t" or ch == "\x7f" for ch in text)
+
+
+@st.composite
+def toml_scalar(draw, value):
+    """A TOML spelling of ``value`` (several for each type)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        style = draw(st.integers(0, 3))
+        if style == 1 and value >= 0:
+            return hex(value)
+        if style == 2 and value >= 0:
+            return oct(value)
+        if style == 3 and abs(value) >= 1000:
+            digits = f"{abs(value):,}".replace(",", "_")
+            return ("-" if value < 0 else "") + digits
+        return str(value)
+    if isinstance(value, float):
+        if math.isinf(value) or math.isnan(value):
+            return toml_value(value)
+        text = repr(value)
+        return text.replace("e", "E") if draw(st.booleans()) and "e" in text else text
+    if isinstance(value, str):
+        style = draw(st.integers(0, 3))
+        if style == 1 and _literal_ok(value):
+            return f"'{value}'"
+        if style == 2 and "'''" not in value and _literal_ok(value.replace("\n", "")) and not value.endswith("'"):
+            return f"'''\n{value}'''"
+        if style == 3:
+            body = toml_string(value)[1:-1].replace("\\n", "\n")
+            if not body.endswith('"') and not body.startswith("\n"):
+                return f'"""{body}"""'
+        return toml_string(value)
+    if value is None:
+        raise ValueError("TOML has no null")
+    if isinstance(value, list):
+        items = [draw(toml_scalar(v)) for v in value]
+        separator = draw(st.sampled_from([", ", ",\n  ", " , "]))
+        trailing = draw(st.sampled_from(["", ",", ",\n"])) if items else ""
+        return "[" + separator.join(items) + trailing + "]"
+    pairs = [f"{toml_key(str(k))} = {draw(toml_scalar(v))}" for k, v in value.items()]
+    return "{" + ", ".join(pairs) + "}"
+
+
+def _no_null(value) -> bool:
+    return not _has_null(value)
+
+
+@st.composite
+def toml_documents(draw):
+    data = draw(st.dictionaries(texts(6), json_values(1).filter(_no_null), max_size=4))
+    sub = draw(st.dictionaries(st.sampled_from(["x", "y", "z-1", "with space"]), json_values(1).filter(_no_null),
+                               max_size=3))
+    lines = ["# a comment"] if draw(st.booleans()) else []
+    for key, value in data.items():
+        lines.append(f"{toml_key(key)} = {draw(toml_scalar(value))}" + (" # note" if draw(st.booleans()) else ""))
+    if sub:
+        header = draw(st.sampled_from(["table", "a.b", '"q k".c']))
+        lines.append(f"[{header}]")
+        lines.extend(f"{toml_key(k)} = {draw(toml_scalar(v))}" for k, v in sub.items())
+    if draw(st.booleans()):
+        lines += ["[[list]]", "n = 1", "", "[[list]]", "n = 2", "m.o = 'x'"]
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(toml_documents())
+def test_tomllib_and_the_grammar_agree(text: str) -> None:
+    """Where tomllib reads a document (and it holds no dates), the grammar reads the same document."""
+    expected = _by_tomllib(text)
+    assume(expected is not None)
+    got, problems = _by_grammar(text)
+    assert problems == []
+    assert same(got, expected), (text, got, expected)
+
+
+def test_grammar_reads_dates_multiline_strings_and_bases() -> None:
+    text = ('a = 1979-05-27T07:32:00Z\nb = 07:32:00\nc = """\\\n   one \\\n   two"""\nd = 0xff\ne = 1_000\n'
+            "f = '''\nraw\\n'''\ng = -inf\nh = [\n  1,\n  2,\n]\n")
+    document, problems = _by_grammar(text)
+    assert document == {"a": "1979-05-27T07:32:00Z", "b": "07:32:00", "c": "one two", "d": 255, "e": 1000,
+                        "f": "raw\\n", "g": -math.inf, "h": [1, 2]}
+
+
+AGREE = [
+    '[[call]]\nname = "f"\n\n[call.arguments]\na = 1\nb = "x"\n\n[[call]]\nname = "g"\n\n[call.arguments]\nb = 2\n',
+    '```toml\n[[call]]\nname = "f"\n[call.arguments]\na = 1\n```',
+    'Here:\n[[call]]\nname = "f"\n[call.arguments]\na = 1\nThanks',
+    'Here:\n\n[[call]]\nname = "f"\n[call.arguments]\na = 1\n\nThanks for asking.',
+    'name = "f"\n[arguments]\na = 1\n',
+    '[call]\nname = "f"\n[call.arguments]\na = 1\n',
+    '[[call]]\nname = "f"\n[call.arguments]\na = 1\ne = True\n',
+    '[[calls]]\nname = "f"\n[calls.arguments]\na = 1\n',
+    '[[call]]\nname = "f"\n',
+    '[[call]]\nname = "F"\n[call.arguments]\na = 1\n',
+    '[[call]]\nname = "legal_draft_v3"\n\n[call.arguments]\ncounterparty = "Acme, \\"Ltd\\""\nvalue = 1200.5\n'
+    'term_months = 12\nauto_renew = true\ncontract_details = {"contract_id": "C-1", "status": "draft"}',
+    '[[call]]\nname = "f"\n[call.arguments]\na = 1\nc = {x = 1}\n',
+]
+
+
+@pytest.mark.parametrize("reply", AGREE)
+def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
+    assert same_calls(our_calls("toml_call", reply, DOCS), reference_calls("toml_call", reply, DOCS))
+
+
+@pytest.mark.parametrize("reply, ref, ours", [
+    ('[[call]]\nname = "f"\narguments = {a = 1, b = "x"}\n', {}, {"a": 1, "b": "x"}),
+    ('[[call]]\nname = "f"\n[call.arguments]\na = 1\n[call.arguments.c]\nx = 1\n', {"a": 1, "x": 1},
+     {"a": 1, "c": {"x": 1}}),
+    ('[[call]]\nname = "f"\n[call.arguments]\na = 1\nb = """multi\nline"""\n', {"a": 1, "b": '"""multi'},
+     {"a": 1, "b": "multi\nline"}),
+    ("[[call]]\nname = 'f'\n[call.arguments]\na = 1\nb = 'lit'\n", None, {"a": 1, "b": "lit"}),
+    ('[[call]]\ntool = "f"\n[call.args]\na = 1\n', None, {"a": 1}),
+    ('[[call]]\nname = "f"\n[call.arguments]\na = 1\nb = 1979-05-27\n', {"a": 1, "b": "1979-05-27"},
+     {"a": 1, "b": "1979-05-27"}),
+])
+def test_divergences_from_the_reference(reply: str, ref, ours) -> None:
+    """Divergences, each because the reference's line-by-line reader is not TOML: an inline arguments table
+    (it gives no arguments), a sub-table (it flattens its keys into the arguments), multi-line strings (it
+    keeps the first line, quotes and all), literal strings and ``tool``/``args`` keys (it finds no call).  A date
+    is text in both."""
+    assert reference_calls("toml_call", reply, DOCS) == ([] if ref is None else [("f", ref)])
+    assert our_calls("toml_call", reply, DOCS) == [("f", ours)]
+
+
+def test_divergence_unclosed_string_stops_the_grammar() -> None:
+    """Divergence: the reference keeps ``"unclosed`` (quote and all) as the value; the grammar stops and
+    says where."""
+    reply = '[[call]]\nname = "f"\n[call.arguments]\na = "unclosed\n'
+    assert reference_calls("toml_call", reply, DOCS) == [("f", {"a": '"unclosed'})]
+    extraction = PROTOCOL.parse(reply)
+    assert extraction.calls == ()
+    assert extraction.notes[0].startswith("the TOML could not be read: line 4, column 5: expected ")
+
+
+def test_malformed_reply_position_is_in_the_reply() -> None:
+    extraction = PROTOCOL.parse('Sure!\n\n[[call]]\nname = "f"\n[call.arguments]\na = [1, 2\nb = 3\n')
+    assert extraction.calls == ()
+    assert extraction.notes == ("the TOML could not be read: line 7, column 1: expected ',' or ']', found 'b'",)
+
+
+def test_compliance() -> None:
+    assert PROTOCOL.parse('[[call]]\nname = "f"\n\n[call.arguments]\na = 1').compliant
+    assert PROTOCOL.parse('```toml\n[[call]]\nname = "f"\n[call.arguments]\na = 1\n```').compliant
+    assert not PROTOCOL.parse('Here:\n[[call]]\nname = "f"\n[call.arguments]\na = 1\n').compliant
+    twice = PROTOCOL.parse('[[call]]\nname = "f"\n[call.arguments]\na = 1\na = 2\n')
+    assert twice.calls[0].arguments == {"a": 2} and not twice.compliant and "given twice" in twice.notes[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
+def test_never_raises_on_nasty_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)
+
+
+def test_grammar_failure_is_a_grammar_failure() -> None:
+    with pytest.raises(GrammarFailure):
+        _by_grammar("a = ")
+
+
+def test_title_cased_tables_and_keys() -> None:
+    reply = '[[Call]]\nName = "f"\n\n[Call.Arguments]\na = 1\n'
+    assert our_calls("toml_call", reply, DOCS) == [("f", {"a": 1})]

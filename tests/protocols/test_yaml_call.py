@@ -1,0 +1,281 @@
+"""yaml_call: round trips, libyaml and the grammar agreeing, replies as models write them, robustness."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, json_values, our_calls,
+                                   reference_calls, same, same_calls, texts)
+
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import Extraction
+from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.protocols.yaml_call import (_by_grammar, _by_libyaml, _canonical, resolve, yaml_flow, yaml_key,
+                                                yaml_string)
+
+PROTOCOL = get_protocol("yaml_call")
+DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
+    "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array"},
+    "e": {"type": "boolean"}, "g": {"type": "number"}}, "required": ["a"]}},
+        {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}}]
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(calls_on(text_values=False, several=False))
+def test_round_trip_one_call(case) -> None:
+    assert_round_trip("yaml_call", *case)
+
+
+@SETTINGS
+@given(calls_on(text_values=False, several=True))
+def test_round_trip_several_calls(case) -> None:
+    assert_round_trip("yaml_call", *case)
+
+
+@SETTINGS
+@given(calls_on(text_values=False))
+def test_the_three_readers_agree_on_rendered_replies(case) -> None:
+    """The rendered-shape reader (one ``json`` decode), libyaml and the grammar give one document."""
+    text = PROTOCOL.render_calls(case[0]) + "\n"
+    ok, expected = _by_libyaml(text)
+    assert ok
+    got, problems = _by_grammar(text)
+    assert problems == [] and same(got, expected), (text, got, expected)
+    fast, document = _canonical(text)
+    assert not fast or same(document, expected), (text, document, expected)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b c", "true", "x-1", "é"]), json_values(2), max_size=4))
+def test_rendered_shape_reader_agrees_with_libyaml_on_json_flows(arguments) -> None:
+    """Flow values are JSON as the renderer writes them; where the shape reader takes them, libyaml agrees."""
+    text = "name: f\narguments:\n" + "".join(f"  {yaml_key(k)}: {yaml_flow(v, top=True)}\n"
+                                             for k, v in arguments.items())
+    fast, document = _canonical(text)
+    ok, expected = _by_libyaml(text)
+    assert ok
+    assert not fast or same(document, expected), (text, document, expected)
+
+
+# documents in the many spellings block YAML allows, to hold the grammar against libyaml
+
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9 _./()-]*[A-Za-z0-9)]|[A-Za-z]")
+
+
+def _plain_ok(text: str) -> bool:
+    return bool(_PLAIN.fullmatch(text)) and isinstance(resolve(text), str) and "  " not in text
+
+
+def _single_ok(text: str) -> bool:
+    return all(" " <= ch <= "~" or "\u00a0" <= ch <= "\ud7ff" for ch in text) and text == text.strip()
+
+
+def _literal_ok(text: str) -> bool:
+    lines = text.split("\n")
+    return ("\n" in text and all(_single_ok(line) and line for line in lines[:-1]) and
+            (lines[-1] == "" or _single_ok(lines[-1]) and lines[-1]))
+
+
+@st.composite
+def yaml_scalar(draw, value):
+    if isinstance(value, str):
+        style = draw(st.integers(0, 2))
+        if style == 0 and _plain_ok(value):
+            return value
+        if style == 1 and _single_ok(value):
+            return "'" + value.replace("'", "''") + "'"
+        return yaml_string(value)
+    if isinstance(value, bool):
+        return draw(st.sampled_from(["true", "True", "TRUE"] if value else ["false", "False", "FALSE"]))
+    if value is None:
+        return draw(st.sampled_from(["null", "~", "Null", ""]))
+    return yaml_flow(value)
+
+
+@st.composite
+def yaml_block(draw, value, indent: int) -> list[str]:
+    """``value`` as block YAML lines at ``indent`` (a mapping or a sequence), or ``None`` for a scalar."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict) and value and draw(st.integers(0, 3)):
+        for key, item in value.items():
+            head = f"{pad}{yaml_key(key) if draw(st.booleans()) or not _plain_ok(key) else key}:"
+            lines.extend(draw(_entry(head, item, indent)))
+        return lines
+    if isinstance(value, list) and value and draw(st.integers(0, 3)):
+        for item in value:
+            lines.extend(draw(_entry(f"{pad}-", item, indent)))
+        return lines
+    return [pad + draw(yaml_scalar(value)) if not isinstance(value, (dict, list)) else pad + yaml_flow(value)]
+
+
+@st.composite
+def _entry(draw, head: str, item, indent: int) -> list[str]:
+    if isinstance(item, (dict, list)) and item and draw(st.integers(0, 2)):
+        step = draw(st.sampled_from([2, 4])) if not head.endswith("-") else draw(st.sampled_from([2, 3]))
+        inner = draw(yaml_block(item, indent + step))
+        if head.endswith("-") and draw(st.booleans()) and isinstance(item, dict):
+            first = inner[0].lstrip()  # "- key: value" on one line
+            return [f"{head} {first}"] + inner[1:]
+        return [head] + inner
+    if isinstance(item, str) and _literal_ok(item) and draw(st.booleans()):
+        chomp = "" if item.endswith("\n") else "-"
+        body = item[:-1] if item.endswith("\n") else item
+        pad = " " * (indent + 2 + (2 if head.endswith("-") else 0))
+        return [f"{head} |{chomp}"] + [pad + line if line else "" for line in body.split("\n")]
+    scalar = draw(yaml_scalar(item)) if not isinstance(item, (dict, list)) else yaml_flow(item)
+    comment = "  # note" if draw(st.integers(0, 5)) == 0 else ""
+    return [f"{head} {scalar}{comment}".rstrip() if scalar else head]
+
+
+@st.composite
+def yaml_documents(draw):
+    data = draw(st.dictionaries(texts(6), json_values(2), min_size=1, max_size=4)
+                | st.lists(json_values(2), min_size=1, max_size=3))
+    lines = draw(yaml_block(data, 0))
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), "# a comment")
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(yaml_documents())
+def test_libyaml_and_the_grammar_agree(text: str) -> None:
+    """Where libyaml reads a document (no tags or anchors), the grammar reads the same value."""
+    ok, expected = _by_libyaml(text)
+    assume(ok)
+    try:
+        got, problems = _by_grammar(text)
+    except GrammarFailure as failure:  # pragma: no cover - shown on failure
+        raise AssertionError(f"{text!r}: {failure}")
+    assert problems == []
+    assert same(got, expected), (text, got, expected)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("a: >\n  p\n   q\n  r\n\n\n  s\n", {"a": "p\n q\nr\n\ns\n"}),
+    ("a: |+\n  keep\n\n\nb: 1", {"a": "keep\n\n\n", "b": 1}),
+    ("a: |2\n    two extra\n", {"a": "  two extra\n"}),
+    ("- k: |\n    in an item\n  j: 2\n", [{"k": "in an item\n", "j": 2}]),
+    ("a: plain text\n  continued\n\n  and on\nb: 2\n", {"a": "plain text continued\nand on", "b": 2}),
+    ('x: {"a": [1, 2,\n   3], b: null, c: d e}\n', {"x": {"a": [1, 2, 3], "b": None, "c": "d e"}}),
+    ("a: 0o17\nb: 0x1F\nc: .5\nd: -.inf\ne: 1e-07\nf: 010\ng: yes\nh: 2024-01-01\n",
+     {"a": 15, "b": 31, "c": 0.5, "d": float("-inf"), "e": 1e-07, "f": 10, "g": "yes", "h": "2024-01-01"}),
+])
+def test_grammar_and_libyaml_on_block_scalars_folding_and_typing(text: str, value) -> None:
+    ok, expected = _by_libyaml(text)
+    assert ok and same(expected, value)
+    got, _ = _by_grammar(text)
+    assert same(got, value)
+
+
+AGREE = [
+    'name: f\narguments:\n  a: 1\n  b: "x y"\n',
+    'Sure:\n```yaml\nname: f\narguments:\n  a: 1\n```\nDone.',
+    '- name: f\n  arguments:\n    a: 1\n- name: g\n  arguments:\n    b: 2\n',
+    'name: f\narguments: {a: 1}\n',
+    'tool: f\nargs:\n  a: 1\n',
+    'name: f\n',
+    'name: f\narguments:\n  b: |\n    multi\n    line\n',
+    'calls:\n  - name: f\n    arguments:\n      a: 1\n',
+    'name: f\nparameters:\n  a: 1\n',
+    'name: F\narguments:\n  a: 1\n  e: true\n',
+    'name: f\narguments:\n  a: 1\n  c: {"x": [1, 2]}\n  d: [p, q]\n',
+    'name: legal_draft_v3\narguments:\n  counterparty: "Acme, \\"Ltd\\""\n  value: 1200.5\n  term_months: 12\n'
+    '  auto_renew: True\n  contract_details: {"contract_id": "C-1", "status": "draft"}\n',
+]
+
+
+@pytest.mark.parametrize("reply", AGREE)
+def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
+    assert same_calls(our_calls("yaml_call", reply, DOCS), reference_calls("yaml_call", reply, DOCS))
+
+
+def test_divergence_calls_written_one_after_another() -> None:
+    """Divergence: the reference renders several calls as mappings one after another, then reads only the
+    last (YAML keeps the last of a repeated key); a second ``name:`` at the margin starts a new call here."""
+    reply = 'name: f\narguments:\n  a: 1\nname: g\narguments:\n  b: 2\n'
+    assert reference_calls("yaml_call", reply, DOCS) == [("g", {"b": 2})]
+    assert our_calls("yaml_call", reply, DOCS) == [("f", {"a": 1}), ("g", {"b": 2})]
+
+
+def test_divergence_documents_and_prose() -> None:
+    """Divergence: ``---`` between calls and prose around the YAML are read (the reference's YAML load fails
+    and it falls back to the bare tool name, without arguments)."""
+    for reply in ('name: f\narguments:\n  a: 1\n---\nname: g\narguments:\n  b: 2\n',
+                  'I will call it.\nname: f\narguments:\n  a: 1\n\nThat is all.'):
+        assert reference_calls("yaml_call", reply, DOCS) == [("f", {})]
+    assert our_calls("yaml_call", 'name: f\narguments:\n  a: 1\n---\nname: g\narguments:\n  b: 2\n', DOCS) == [
+        ("f", {"a": 1}), ("g", {"b": 2})]
+    extraction = PROTOCOL.parse('I will call it.\nname: f\narguments:\n  a: 1\n\nThat is all.')
+    assert [(c.name, c.arguments) for c in extraction.calls] == [("f", {"a": 1})] and not extraction.compliant
+
+
+def test_divergence_yaml_1_1_words() -> None:
+    """Divergence: YAML 1.2 typing.  The reference (PyYAML's YAML 1.1) reads ``yes`` as true, ``010`` as 8 and
+    a date as a ``datetime.date`` (not a JSON value); here they stay as written, and the schema decides."""
+    reply = 'name: f\narguments:\n  b: 2024-01-01\n  e: yes\n  a: 010\n'
+    ref = reference_calls("yaml_call", reply, DOCS)[0][1]
+    assert ref["e"] is True and ref["a"] == 8 and type(ref["b"]).__name__ == "date"
+    assert our_calls("yaml_call", reply, DOCS) == [("f", {"b": "2024-01-01", "e": "yes", "a": 10})]
+
+
+def test_divergence_plain_value_with_a_colon() -> None:
+    """Divergence: a plain value holding ": " is not YAML (PyYAML refuses the document and the reference keeps
+    only the tool's name); the grammar reads the value as the text it is."""
+    reply = 'name: f\narguments:\n  b: Note: bring ID\n  a: 1\n'
+    assert reference_calls("yaml_call", reply, DOCS) == [("f", {})]
+    extraction = PROTOCOL.parse(reply)
+    assert extraction.calls[0].arguments == {"b": "Note: bring ID", "a": 1} and extraction.compliant
+
+
+def test_unsafe_tags_are_never_constructed() -> None:
+    extraction = PROTOCOL.parse('name: f\narguments:\n  a: !!python/object/apply:os.system ["echo hi"]\n')
+    assert extraction.calls == ()
+    assert extraction.notes[0].startswith("the YAML could not be read: line 3, column 6: expected ")
+
+
+def test_malformed_reply_says_where_the_grammar_stopped() -> None:
+    extraction = PROTOCOL.parse('Here it is:\nname: f\narguments:\n  a: [1, 2\n  b: 3\n')
+    assert extraction.calls == ()
+    assert extraction.notes[0].startswith("the YAML could not be read: line 5, column 3: expected ")
+    indented = PROTOCOL.parse('name: f\narguments:\n  a: 1\n    b: 2\n')
+    assert indented.notes[0].startswith("the YAML could not be read: line 4, column 5")
+
+
+def test_compliance() -> None:
+    assert PROTOCOL.parse('name: f\narguments:\n  a: 1\n').compliant
+    assert PROTOCOL.parse('```yaml\nname: f\narguments:\n  a: 1\n```').compliant
+    assert not PROTOCOL.parse('Sure!\nname: f\narguments:\n  a: 1\n').compliant
+    twice = PROTOCOL.parse('name: f\narguments:\n  a: 1\n  a: 2\n')
+    assert twice.calls[0].arguments == {"a": 2} and not twice.compliant and "given twice" in twice.notes[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="name:arguments- \n\t|>{}[],'\"#&*!?%@`~0123.") .map(lambda t: "name: f\n" + t))
+def test_never_raises_on_yaml_like_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)
+
+
+@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
+def test_never_raises_on_nasty_text(text: str) -> None:
+    assert isinstance(PROTOCOL.parse(text), Extraction)
+    assert isinstance(PROTOCOL.parse("name: f\narguments:\n  a: " + text), Extraction)
+
+
+def test_divergence_title_cased_keys() -> None:
+    """Divergence: ``Name:``/``Arguments:`` (as some models capitalise them) name the call; the reference
+    finds none."""
+    reply = "Name: f\nArguments:\n  a: 1\n"
+    assert reference_calls("yaml_call", reply, DOCS) == []
+    assert our_calls("yaml_call", reply, DOCS) == [("f", {"a": 1})]

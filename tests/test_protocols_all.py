@@ -1,0 +1,158 @@
+"""Every answer protocol, the same checks: registered, never raises, exact round trips.
+
+Round trips: ``parse(render_calls(calls))`` gives back the same calls — names, arguments
+and their types (through ``type_values`` for the formats that write values as text) — for
+generated calls on the sample tool and on BFCL function docs, with strings holding quotes,
+commas, pipes, brackets, ``=``, ``:``, newlines, spaces at both ends and unicode; nested
+objects; arrays; numbers; booleans; several calls where the protocol allows them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolform_rules import ToolCall, get_protocol, load_tools, protocol_ids, sample_toolset
+from toolform_rules.protocols.typing import type_values
+from toolform_rules.samples import SAMPLE_TOOL_JSON
+
+BFCL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl"
+EXAMPLES = int(os.environ.get("ROUND_TRIP_EXAMPLES", "150"))
+TRICKY = st.text(alphabet=st.sampled_from(list("aZ09 ,|=:;'\"[](){}<>&\\\n\t#%★§¿é日-_.+*/`~$!?")) |
+                 st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=14)
+
+
+def test_all_31_protocols_are_registered_and_load() -> None:
+    ids = protocol_ids()
+    assert len(ids) == 31 and len(set(ids)) == 31
+    for protocol_id in ids:
+        assert get_protocol(protocol_id).info.id == protocol_id
+
+
+def _value(draw: Any, schema: Any, depth: int = 0) -> Any:
+    if not isinstance(schema, dict):
+        return draw(TRICKY)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return draw(st.sampled_from(schema["enum"]))
+    kind = schema.get("type")
+    if kind == "string" or kind is None:
+        return draw(TRICKY)
+    if kind == "integer":
+        return draw(st.integers(-10**6, 10**6))
+    if kind in ("number", "float"):
+        return draw(st.one_of(st.integers(-10**6, 10**6),
+                              st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False)))
+    if kind == "boolean":
+        return draw(st.booleans())
+    if kind in ("array", "tuple"):
+        return [_value(draw, schema.get("items", {"type": "string"}), depth + 1)
+                for _ in range(draw(st.integers(0, 2 if depth < 2 else 0)))]
+    if kind in ("object", "dict"):
+        return _arguments(draw, schema, depth + 1) if depth < 3 else {}
+    return draw(TRICKY)
+
+
+def _arguments(draw: Any, schema: dict, depth: int = 0) -> dict:
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    return {name: _value(draw, sub, depth) for name, sub in props.items()
+            if name in required or draw(st.booleans())}
+
+
+def _bfcl_tools() -> list[dict]:
+    tools: dict[str, dict] = {}
+    for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"):
+        for line in (BFCL / name).read_text(encoding="utf-8").splitlines():
+            for doc in json.loads(line)["function"]:
+                tools.setdefault(doc["name"], doc)
+    return list(tools.values())
+
+
+BFCL_TOOLS = _bfcl_tools()
+
+
+def _round_trip(protocol_id: str, tool_json: dict, calls: list[ToolCall]) -> None:
+    protocol = get_protocol(protocol_id)
+    tools = load_tools([tool_json])
+    tool = tools.tools[0]
+    # a positional format (csv_call) renders by the tool's parameter order: it takes the toolset
+    if "tools" in inspect.signature(protocol.render_calls).parameters:
+        text = protocol.render_calls(calls, tools=tools)
+    else:
+        text = protocol.render_calls(calls)
+    found = protocol.parse(text, tools)
+    got = []
+    for raw in found.calls:
+        arguments = type_values(raw.arguments, tool) if protocol.info.text_values else raw.arguments
+        resolved = tools.get(raw.name)
+        got.append((resolved.name if resolved else raw.name, arguments))
+    expected = [(c.name, c.arguments) for c in calls]
+    assert _identical(got, expected), f"{protocol_id} rendered:\n{text}\nnotes: {found.notes}\ngot: {got!r}"
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal, with the same types all the way down (1 is not 1.0 nor True); key order aside
+    (a positional format such as csv_call writes arguments in the schema's order)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_identical(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("protocol_id", protocol_ids())
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_round_trip_on_the_sample_tool(protocol_id: str, data: st.DataObject) -> None:
+    parallel = get_protocol(protocol_id).info.parallel
+    count = data.draw(st.integers(1, 3 if parallel else 1))
+    schema = SAMPLE_TOOL_JSON["parameters"]
+    calls = [ToolCall("legal_draft_v3", _arguments(data.draw, schema)) for _ in range(count)]
+    _round_trip(protocol_id, SAMPLE_TOOL_JSON, calls)
+
+
+@pytest.mark.parametrize("protocol_id", protocol_ids())
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_round_trip_on_bfcl_function_docs(protocol_id: str, data: st.DataObject) -> None:
+    doc = data.draw(st.sampled_from(BFCL_TOOLS))
+    parallel = get_protocol(protocol_id).info.parallel
+    count = data.draw(st.integers(1, 2 if parallel else 1))
+    calls = [ToolCall(doc["name"], _arguments(data.draw, doc["parameters"])) for _ in range(count)]
+    _round_trip(protocol_id, doc, calls)
+
+
+NASTY = ["", " ", "\x00\xff", "{" * 50_000, "[" * 50_000, "(" * 50_000, "<" * 10_000, "a" * 1_000_000,
+         '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme",', "```\n", "<tool_call>", "\n" * 1000]
+
+
+@pytest.mark.parametrize("protocol_id", protocol_ids())
+def test_nasty_text_never_raises(protocol_id: str) -> None:
+    protocol = get_protocol(protocol_id)
+    for text in NASTY:
+        found = protocol.parse(text, sample_toolset())
+        assert isinstance(found.calls, tuple)
+
+
+@pytest.mark.parametrize("protocol_id", protocol_ids())
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.text())
+def test_any_text_never_raises(protocol_id: str, text: str) -> None:
+    get_protocol(protocol_id).parse(text, sample_toolset())
+
+
+@pytest.mark.parametrize("protocol_id", protocol_ids())
+def test_instructions_and_example_render(protocol_id: str) -> None:
+    protocol = get_protocol(protocol_id)
+    call = ToolCall("legal_draft_v3", {"counterparty": "Acme", "value": 5, "term_months": 12})
+    assert protocol.instructions(sample_toolset()).strip()
+    assert protocol.example(call).strip()

@@ -1,0 +1,464 @@
+"""graphql_call: ``mutation { tool(arg: "value", n: 3) { result } }`` — GraphQL literal syntax.
+
+Grammar: ``grammars/graphql_call.lark``.  Each operation (``mutation``, ``query``,
+``subscription`` or an anonymous ``{ ... }``) in the reply is located (braces matched in
+one pass, strings respected) and read; every root field of it is a call.  The fast path
+reads position by position — compiled patterns for names and punctuation, JSON's C
+decoder for strings and arrays — and needs no bracket matching; block strings,
+single-quoted strings, comments or anything it does not know hand the operation to the
+grammar.
+
+Input-object keys are written as GraphQL names (``{status: "draft"}``), quoted only when a
+key is not a name; enum words (``status: DRAFT``) are read as text.
+
+>>> PROTOCOL.parse('mutation { f(a: "x", n: [1, 2.5], o: {k: null}) { result } }').calls[0].arguments
+{'a': 'x', 'n': [1, 2.5], 'o': {'k': None}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Iterable, Sequence
+
+from ..calls import ToolCall
+from ..toolset import Toolset
+from .base import Extraction, ProtocolInfo
+from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Object, Pair, PythonFamily, Reject, call_names,
+                          grammar_read, guarded, leftover_note, literal_heads, outside, strip_fence)
+from .grammar import GrammarFailure, Transformer
+from .values import unquote
+
+OPERATION_WORDS = frozenset({"mutation", "query", "subscription"})
+VALUE_WORDS = {"true": True, "false": False, "null": None}
+#: where an operation may start: its keyword, or a "{" (which must open its line)
+OPERATION_HEAD = re.compile(r"(?<![\w.])(?:mutation|query|subscription)(?![\w.])|\{")
+#: what must follow: an optional operation name and "{" (after a keyword); a field (after "{")
+_AFTER_KEYWORD = re.compile(r"[ \t\r\n]*+(?:[^\W\d]\w*+[ \t\r\n]*+)?\{")
+_AFTER_BRACE = re.compile(r"[ \t\r\n]*+(?:[^\W\d]\w*+[ \t\r\n]*+:[ \t\r\n]*+)?[^\W\d][\w.]*+[ \t\r\n]*+[({}]")
+GQL_STRING = re.compile(r'"""(?:\\"""|[^"\\]|\\|"(?!""))*+"""|"(?:[^"\\\n\r]|\\.)*+"|\'(?:[^\'\\\n\r]|\\.)*+\'', re.S)
+_GQL_STOPS = re.compile(r"[()\[\]{}\"']")
+_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
+_BRACE_ESCAPE = re.compile(r"\\u\{([0-9A-Fa-f]{1,6})\}")
+
+# the fast path: names and punctuation by compiled patterns, strings by JSON's C decoder
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_JSON = json.JSONDecoder(parse_constant=_no_constant)
+_SPACE: Any = re.compile(r"[ \t\r\n,]*+")  # matches everywhere
+_WORD = re.compile(r"[^\W\d]\w*+(?:\.\w++)*+")
+_NUMBER = re.compile(r"-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?(?![\w.])")
+#: the start of an operation, up to its "{"
+_OPERATION = re.compile(r"[ \t\r\n,]*+(?:(?:mutation|query|subscription)(?![\w.])[ \t\r\n,]*+"
+                        r"(?:[^\W\d]\w*+(?:\.\w++)*+[ \t\r\n,]*+)?)?\{")
+#: a field: an optional alias and its colon, the name, the white space after it
+_FIELD = re.compile(r"[ \t\r\n,]*+(?:[^\W\d]\w*+(?:\.\w++)*+[ \t\r\n,]*+:[ \t\r\n,]*+)?"
+                    r"([^\W\d]\w*+(?:\.\w++)*+)[ \t\r\n,]*+")
+#: a selection of plain fields ({ result }), skipped in one go
+_PLAIN_SELECTION = re.compile(r"\{[ \t\r\n,]*+(?:[^\W\d]\w*+(?:\.\w++)*+[ \t\r\n,]*+)++\}[ \t\r\n,]*+")
+#: an argument's name and its colon
+_ARGUMENT = re.compile(r"[ \t\r\n,]*+([^\W\d]\w*+(?:\.\w++)*+)[ \t\r\n,]*+:[ \t\r\n,]*+")
+
+
+def decode_graphql_string(token: str) -> str:
+    r"""The text of a GraphQL ``"..."`` string (``\n``, ``\uXXXX``, ``\u{1F600}``, ``\/`` …).
+
+    >>> decode_graphql_string(r'"a\"b\n\u00e9\u{1F600}"')
+    'a"b\né😀'
+    """
+    if "\\" not in token:
+        return token[1:-1]
+    text = token
+    if "\\u{" in text:
+        text = _BRACE_ESCAPE.sub(lambda m: _u_escape(int(m.group(1), 16)), text)
+    try:
+        value = json.loads(text, strict=False)
+    except ValueError:
+        return unquote(text)
+    return value if isinstance(value, str) else unquote(text)
+
+
+def _u_escape(code: int) -> str:
+    if code > 0x10FFFF:
+        raise Reject("an escape beyond Unicode")
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def block_string_value(token: str) -> str:
+    """A GraphQL block string's value: ``\\\"\"\"`` unescaped, common indentation and blank
+    first/last lines removed (the spec's BlockStringValue).
+
+    >>> block_string_value('\"\"\"\\n    Hello,\\n      World!\\n\"\"\"')
+    'Hello,\\n  World!'
+    """
+    raw = token[3:-3].replace('\\"""', '"""')
+    lines = re.split(r"\r\n|\r|\n", raw)
+    indent = None
+    for line in lines[1:]:
+        stripped = len(line) - len(line.lstrip(" \t"))
+        if stripped < len(line) and (indent is None or stripped < indent):
+            indent = stripped
+    if indent:
+        lines = [lines[0]] + [line[indent:] for line in lines[1:]]
+    while lines and not lines[0].strip(" \t"):
+        lines.pop(0)
+    while lines and not lines[-1].strip(" \t"):
+        lines.pop()
+    return "\n".join(lines)
+
+
+def gql_number(text: str) -> int | float:
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+class GraphqlValues(Transformer):
+    """A ``graphql_call.lark`` tree → a list of :class:`~.code_family.CallSyntax` (root fields)."""
+
+    def string(self, items: Items) -> str:
+        return decode_graphql_string(str(items[0]))
+
+    def block_string(self, items: Items) -> str:
+        return block_string_value(str(items[0]))
+
+    def sq_string(self, items: Items) -> str:
+        return unquote(str(items[0]))
+
+    def number(self, items: Items) -> int | float:
+        return gql_number(str(items[0]))
+
+    def true(self, _: Items) -> bool:
+        return True
+
+    def false(self, _: Items) -> bool:
+        return False
+
+    def null(self, _: Items) -> None:
+        return None
+
+    def enum(self, items: Items) -> str:
+        return str(items[0])
+
+    def name_key(self, items: Items) -> str:
+        return str(items[0])
+
+    def true_key(self, _: Items) -> str:
+        return "true"
+
+    def false_key(self, _: Items) -> str:
+        return "false"
+
+    def null_key(self, _: Items) -> str:
+        return "null"
+
+    def list(self, items: Items) -> Items:
+        return list(items)
+
+    def object(self, items: Items) -> Object:
+        return dict(zip(items[0::2], items[1::2]))
+
+    def argument(self, items: Items) -> Pair:
+        return items[0], items[1]
+
+    def arguments(self, items: Items) -> Items:
+        return list(items)
+
+    def field(self, items: Items) -> CallSyntax:
+        names = [str(i) for i in items if not isinstance(i, (list, type(None)))]
+        arguments = next((i for i in items if isinstance(i, list)), [])
+        return CallSyntax(names[-1], arguments)
+
+    def sub_field(self, _: Items) -> None:
+        return None
+
+    def sub_arguments(self, _: Items) -> None:
+        return None
+
+    def selection(self, _: Items) -> None:
+        return None
+
+    def operation(self, items: Items) -> Items:
+        return [i for i in items if isinstance(i, CallSyntax)]
+
+    def start(self, items: Items) -> Items:
+        return [call for operation in items for call in operation]
+
+
+class _Fast:
+    """The fast path's reader, position by position (``Reject`` outside its subset)."""
+
+    __slots__ = ("text", "n")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.n = text, len(text)
+
+    def skip(self, pos: int) -> int:
+        return _SPACE.match(self.text, pos).end()
+
+    def expect(self, pos: int, char: str) -> int:
+        pos = self.skip(pos)
+        if not self.text.startswith(char, pos):
+            raise Reject
+        return pos + 1
+
+    def name(self, pos: int) -> tuple[str, int]:
+        m = _WORD.match(self.text, self.skip(pos))
+        if m is None:
+            raise Reject
+        return m.group(), m.end()
+
+    def key(self, pos: int) -> tuple[str, int]:
+        pos = self.skip(pos)
+        if self.text.startswith('"', pos):
+            if self.text.startswith('"""', pos):
+                raise Reject
+            key, pos = _JSON.raw_decode(self.text, pos)
+            return key, pos
+        return self.name(pos)
+
+    def value(self, pos: int) -> tuple[Any, int]:
+        """The value starting at ``pos`` (white space already skipped) and where it ends."""
+        text = self.text
+        c = text[pos:pos + 1]
+        if c == '"':
+            if text.startswith('"""', pos):
+                raise Reject
+            return _JSON.raw_decode(text, pos)
+        if c == "[":
+            try:  # a JSON array (the usual case) in one go; else item by item
+                return _JSON.raw_decode(text, pos)
+            except ValueError:
+                pass
+            out = []
+            pos = _SPACE.match(text, pos + 1).end()
+            while not text.startswith("]", pos):
+                item, pos = self.value(pos)
+                out.append(item)
+                pos = _SPACE.match(text, pos).end()
+            return out, pos + 1
+        if c == "{":
+            obj: dict[str, Any] = {}
+            pos = self.pairs(pos + 1, "}", obj)
+            return obj, pos
+        m = _NUMBER.match(text, pos)
+        if m is not None:
+            return gql_number(m.group()), m.end()
+        word, end = self.name(pos)
+        return (VALUE_WORDS[word] if word in VALUE_WORDS else word), end
+
+    def pairs(self, pos: int, close: str, into: Any) -> int:
+        """``key: value`` pairs up to ``close`` put into a dict (or appended to a list); the end."""
+        text = self.text
+        append = into.append if isinstance(into, list) else None
+        while True:
+            m = _ARGUMENT.match(text, pos)
+            if m is not None:
+                key = m.group(1)
+                value, pos = self.value(m.end())
+            else:
+                pos = _SPACE.match(text, pos).end()
+                if text.startswith(close, pos):
+                    return pos + 1
+                if not text.startswith('"', pos) or text.startswith('"""', pos):
+                    raise Reject
+                key, pos = _JSON.raw_decode(text, pos)  # a quoted key
+                value, pos = self.value(_SPACE.match(text, self.expect(pos, ":")).end())
+            if append is not None:
+                append((key, value))
+            else:
+                into[key] = value
+
+    def field(self, pos: int, root: bool) -> tuple[CallSyntax | None, int]:
+        text = self.text
+        m = _FIELD.match(text, pos)
+        if m is None:
+            raise Reject
+        name, after = m.group(1), m.end()
+        items: list[tuple[str | None, Any]] = []
+        if text.startswith("(", after):
+            after = _SPACE.match(text, self.pairs(after + 1, ")", items)).end()
+        if text.startswith("{", after):
+            plain = _PLAIN_SELECTION.match(text, after)
+            if plain is not None:
+                after = plain.end()
+            else:
+                pos = after + 1
+                while True:
+                    _, pos = self.field(pos, False)
+                    if text.startswith("}", pos):
+                        break
+                after = _SPACE.match(text, pos + 1).end()
+        return (CallSyntax(name, items) if root else None), after
+
+    def operation(self, pos: int) -> tuple[list[CallSyntax], int]:
+        """One operation from ``pos``: its calls and where it ends."""
+        text = self.text
+        m = _OPERATION.match(text, pos)
+        if m is None:
+            raise Reject
+        pos = m.end()
+        calls: list[CallSyntax] = []
+        while True:
+            call, pos = self.field(pos, True)
+            calls.append(call)  # type: ignore[arg-type]
+            if text.startswith("}", pos):
+                return calls, pos + 1
+
+    def operations(self) -> list[CallSyntax]:
+        """All of the text as operations; each call's span is its operation's."""
+        calls: list[CallSyntax] = []
+        pos = self.skip(0)
+        while pos < self.n:
+            found, end = self.operation(pos)
+            for call in found:
+                call.span = (pos, end)
+            calls.extend(found)
+            pos = self.skip(end)
+        return calls
+
+
+def fast_operation(text: str, pos: int) -> tuple[list[CallSyntax], int] | None:
+    """One operation read from ``pos`` without the grammar, and its end (``None`` outside the subset)."""
+    try:
+        return _Fast(text).operation(pos)
+    except (Reject, RecursionError, ValueError, IndexError):
+        return None
+
+
+def fast_operations(text: str) -> list[CallSyntax] | None:
+    """The calls of ``text`` read without the grammar (``None`` when it is outside the fast subset).
+
+    >>> fast_operations('mutation { f(a: "x" b: [RED], o: {k: 1}) { result } }')
+    [CallSyntax('f', [('a', 'x'), ('b', ['RED']), ('o', {'k': 1})], bare=[])]
+    """
+    try:
+        calls = _Fast(text).operations()
+    except (Reject, RecursionError, ValueError, IndexError):
+        return None
+    return calls or None
+
+
+def gql_key(key: Any) -> str:
+    """An argument or input-object key: a GraphQL name, else a quoted string."""
+    text = key if isinstance(key, str) else str(key)
+    if _NAME.fullmatch(text) and text not in VALUE_WORDS and text not in OPERATION_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def gql_literal(value: Any) -> str:
+    """``value`` in GraphQL literal syntax.
+
+    >>> gql_literal({"status": "draft", "tags": ["a", 1, None], "x y": True})
+    '{status: "draft", tags: ["a", 1, null], "x y": true}'
+    """
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(float(value)) if math.isfinite(value) else json.dumps(repr(value))
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{gql_key(k)}: {gql_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(gql_literal(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+class GraphqlCall(PythonFamily):
+    info = ProtocolInfo(
+        id="graphql_call",
+        name="GraphQL mutation",
+        description='A GraphQL mutation whose root fields are the calls: mutation { tool(arg: "value") { result } }.',
+        parallel=True,
+    )
+    grammar = "graphql_call"
+    transformer = GraphqlValues
+
+    def read(self, text: str, shape: str = "operation", grammar: str | None = None) -> list[CallSyntax]:
+        calls = fast_operations(text)
+        if calls is not None:
+            return calls
+        result: list[CallSyntax] = grammar_read(self.grammar, GraphqlValues(), text)
+        return result
+
+    @guarded
+    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+        body, offset = strip_fence(text)
+        notes: list[str] = []
+        whole = fast_operations(body) if body.startswith(("m", "q", "s", "{")) else None
+        if whole is not None:
+            return Extraction(tuple(self.finish(whole, tools, notes, offset)), (), True)
+        found: list[CallSyntax] = []
+        spans: list[tuple[int, int]] = []
+        failed = False
+        covered = 0
+        attempts = 0
+        for m in literal_heads(body, ("mutation", "query", "subscription", "{"), OPERATION_HEAD):
+            start = m.start()
+            if start < covered:
+                continue
+            brace = body[m.end() - 1] == "{"
+            if brace and body[body.rfind("\n", 0, start) + 1:start].strip(" \t"):
+                continue
+            if (_AFTER_BRACE if brace else _AFTER_KEYWORD).match(body, m.end()) is None:
+                continue
+            attempts += 1
+            if attempts > MAX_ATTEMPTS:
+                notes.append("stopped looking for operations: too many candidates")
+                break
+            if brace:
+                start = body.index("{", start)
+            quick = fast_operation(body, start)
+            if quick is not None:
+                calls, stop = quick
+            else:
+                open_pos = start if brace else body.index("{", m.end())
+                close = Closer(body, GQL_STRING, _GQL_STOPS).close(open_pos)
+                stop = close if close >= 0 else len(body)
+                try:
+                    calls = grammar_read(self.grammar, GraphqlValues(), body[start:stop])
+                except GrammarFailure as err:
+                    notes.append(f"the operation at character {start} could not be read: {err.describe()}")
+                    failed = True
+                    covered = stop
+                    continue
+            for call in calls:
+                call.span = (start, stop)
+            found.extend(calls)
+            spans.append((start, stop))
+            covered = stop
+        rest = outside(body, spans, " \t\r\n,") if found else ""
+        if rest:
+            notes.append(leftover_note(rest, "the operations"))
+        compliant = bool(found) and not rest and not failed
+        return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(self.operation(c) for c in calls)
+
+    @staticmethod
+    def operation(call: ToolCall) -> str:
+        arguments = ", ".join(f"{gql_key(k)}: {gql_literal(v)}" for k, v in dict(call.arguments or {}).items())
+        field = f"{call.name}({arguments})" if arguments else call.name
+        return f"mutation {{ {field} {{ result }} }}"
+
+    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
+        names = call_names(tools)
+        example = f'mutation {{ {names[0] if names else "toolName"}(argument: "text", count: 3) {{ result }} }}'
+        return ("Reply with the call as a GraphQL mutation and nothing else, for example "
+                f"{example}. Write argument values as GraphQL literals: double-quoted strings, numbers, "
+                "true, false, null, lists in [ ] and input objects as {key: value}. For several calls, "
+                "write one mutation per line.")
+
+
+PROTOCOL = GraphqlCall()

@@ -1,0 +1,347 @@
+"""nl_intent: "I will use f with a: 1, b: some text." — the call said in words.
+
+Grammar: ``grammars/nl_intent.lark`` (one sentence).  The module finds the sentences — each
+starts at an opening ("I will use", "I'll call", "Let me use", "Use", a list number before it)
+and runs to the end of its line or to the next opening — and, when the tools are known, reads
+the arguments against the tool's parameters: a name that is not one of them ("Note:" inside a
+value) is part of the value before it, and a name written in words ("term months") is the
+parameter it spells.  Values are text, typed from the schema by the pipeline
+(``text_values``); a value the sentence could not hold as it is — with a comma and a name and
+a colon after it, a period and a space, a line break, spaces at its ends, a leading quote —
+is written as a JSON string.
+
+Fast path: the sentence is read with the grammar's own terminals (compiled regular
+expressions), in the order the grammar's parser tries them; the Lark parser runs only when
+that reading stops, to say where.
+
+>>> from toolform_rules.calls import ToolCall
+>>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": 'Acme, "Ltd"'})])
+>>> print(text)
+I will use f with a: 1, b: Acme, "Ltd".
+>>> PROTOCOL.parse(text).calls[0].arguments
+{'a': '1', 'b': 'Acme, "Ltd"'}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Sequence
+
+from ..calls import ToolCall
+from ..names import canonical_name
+from ..toolset import Toolset
+from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .grammar import GrammarFailure, Transformer, parse
+from .markup_family import (Position, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
+                            never_raises, plain_value, text_of)
+
+GRAMMAR = "nl_intent"
+VERBS = ("use", "call", "invoke", "run", "using", "calling")
+_FRAME_PREFIX = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?"
+                           r"(?:(?:I(?:'ll| will| would| am going to| shall| want to| need to)"
+                           r"|let me)[ \t]+)?\Z")
+_THE = re.compile(r"(?i)the[ \t]+")
+_NO_TOOL = re.compile(r"(?i)\bno (?:tool|function)\b|\bnone of the tools\b")
+_SENTENCES_LIMIT = 200
+_FALLBACK_LIMIT = 10  # sentences read by the Lark parser (to say where they break) per reply
+_BINDER = re.compile(r"(?i)[ \t]*(?::|=)[ \t]*\Z|[ \t]+(?:set|equal)[ \t]+to[ \t]+\Z")
+_SENTENCE_LIMIT = 20_000
+
+# (tool, arguments as (name token, raw value, where the name starts, where the value ends), period, trail)
+Sentence = tuple[str, list[tuple[str, str, int, int]], bool, str]
+
+
+def _unquote(raw: str) -> str:
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(value, str):
+            return value
+    return raw
+
+
+def name_of(token: str) -> str:
+    """The argument name in a NAME token (its binder dropped, a quoted name unquoted).
+
+    >>> name_of("term months: "), name_of("a set to "), name_of('"odd: name" = ')
+    ('term months', 'a', 'odd: name')
+    """
+    if token[-2:] == ": " and token[:1] != '"' and token[-3:-2] not in (" ", "\t"):  # the usual "name: "
+        return token[:-2]
+    binder = _BINDER.search(token)
+    name = token[:binder.start()] if binder else token
+    if binder and binder.group(0).strip()[:1] not in (":", "="):
+        name = token.split()[0]
+    name = name.strip()
+    return _unquote(name) if name[:1] == '"' else name
+
+
+def _read(text: str) -> Sentence | None:
+    """The fast path: the grammar's terminals, tried in its parser's order; ``None`` where the grammar stops."""
+    t = grammar_terminals(GRAMMAR)
+    found = t["INTRO"].match(text)
+    if found is None:
+        return None
+    tool = t["TOOL"].match(text, found.end())
+    if tool is None:
+        return None
+    pos = tool.end()
+    arguments: list[tuple[str, str, int, int]] = []
+    with_ = t["WITH"].match(text, pos)
+    if with_ is not None:
+        pos = with_.end()
+        nothing = t["NO_ARGUMENTS"].match(text, pos)
+        if nothing is not None:
+            pos = nothing.end()
+        else:
+            while True:
+                name = t["NAME"].match(text, pos)
+                if name is None:
+                    return None
+                pos = name.end()
+                raw = ""
+                quick = plain_value(GRAMMAR, text, pos)
+                if quick is not None:
+                    raw, pos = quick
+                else:
+                    value = t["VALUE"].match(text, pos)
+                    if value is not None:
+                        raw = value.group(0)
+                        pos = value.end()
+                arguments.append((name.group(0), raw, name.start(), pos))
+                separator = t["SEP"].match(text, pos)
+                if separator is None:
+                    break
+                pos = separator.end()
+    period = False
+    end = t["END"].match(text, pos)
+    if end is not None:
+        period = True
+        pos = end.end()
+    trail = ""
+    rest = t["TRAIL"].match(text, pos)
+    if rest is not None:
+        trail = rest.group(0)
+        pos = rest.end()
+    if pos != len(text):
+        return None
+    return tool.group(0), arguments, period, trail
+
+
+class SentenceTree(Transformer):
+    """An ``nl_intent.lark`` tree → the sentence, as the fast path reads it."""
+
+    def argument(self, items: list) -> tuple[str, str, int, int]:
+        raw = str(items[1]) if len(items) > 1 else ""
+        return str(items[0]), raw, items[0].start_pos or 0, (items[-1].end_pos or 0)
+
+    def start(self, items: list) -> Sentence:
+        tool = ""
+        arguments = []
+        period = False
+        trail = ""
+        for item in items:
+            if isinstance(item, tuple):
+                arguments.append(item)
+            elif item.type == "TOOL":
+                tool = str(item)
+            elif item.type == "END":
+                period = True
+            elif item.type == "TRAIL":
+                trail = str(item)
+        return tool, arguments, period, trail
+
+
+def _read_by_grammar(text: str) -> Sentence:
+    sentence: Sentence = SentenceTree().transform(parse(GRAMMAR, text))
+    return sentence
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Where the sentences are: from each opening to the next opening or the line's end."""
+    t = grammar_terminals(GRAMMAR)
+    spans: list[tuple[int, int]] = []
+    line_start = 0
+    n = len(text)
+    while line_start <= n and len(spans) < _SENTENCES_LIMIT:
+        line_end = text.find("\n", line_start)
+        if line_end < 0:
+            line_end = n
+        starts: list[int] = []
+        for verb, after in find_words(text, line_start, line_end, VERBS):
+            head = text[max(line_start, verb - 24):verb]
+            prefix = _FRAME_PREFIX.search(head)
+            start = verb - (len(prefix.group(0)) if prefix else 0)
+            if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
+                continue
+            if starts and start < starts[-1] + 4:
+                continue  # "I will use" found again at its verb
+            if starts and '"' in text[starts[-1]:start] and in_string_after(text, starts[-1], start):
+                continue  # inside a quoted value
+            the = _THE.match(text, after, line_end)
+            tool = t["TOOL"].match(text, the.end() if the else after, line_end)
+            if tool is None:
+                continue
+            rest = tool.end()
+            if (rest >= line_end or text[rest:line_end].isspace() or t["WITH"].match(text, rest, line_end)
+                    or t["END"].match(text, rest, line_end)):
+                starts.append(start)
+        for i, start in enumerate(starts[:_SENTENCES_LIMIT - len(spans)]):
+            end = starts[i + 1] if i + 1 < len(starts) else line_end
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            spans.append((start, end))
+        line_start = line_end + 1
+    return spans
+
+
+def _parameters(name: str, tools: Toolset | None) -> dict[str, tuple[str, bool]] | None:
+    """The tool's parameters by canonical name: (their name, whether they take free text), when the tool is known."""
+    if tools is None:
+        return None
+    tool = tools.get(name)
+    if tool is None:
+        return None
+    return {canonical_name(p.name): (p.name, not p.schema.types or "string" in p.schema.types)
+            for p in tool.parameters.properties}
+
+
+def _arguments(sentence: str, read: Sentence, parameters: dict[str, tuple[str, bool]] | None
+               ) -> tuple[dict[str, Any], list[str]]:
+    """The arguments of a sentence.
+
+    With the tool's parameters known, a name that is none of them, after a value of a text
+    parameter, is part of that text ("b: Acme, Note: fragile"); after any other value it is
+    an argument of its own (a name the model made up, for validation to report).
+    """
+    merged: list[list[Any]] = []  # [name, value start, value end, raw (None once merged), takes text]
+    for token, raw, start, end in read[1]:
+        name = name_of(token)
+        known = parameters.get(canonical_name(name)) if parameters is not None else None
+        if parameters is not None and known is None and merged and merged[-1][4]:
+            merged[-1][2] = end  # the previous value runs on
+            merged[-1][3] = None
+            continue
+        merged.append([known[0] if known else name, end - len(raw), end, raw, bool(known and known[1])])
+    values: dict[str, Any] = {}
+    notes: list[str] = []
+    for name, start, end, raw, _ in merged:
+        text = raw if raw is not None else sentence[start:end]
+        if name in values:
+            notes.append(f"argument {name!r} is given twice; the last one counts")
+        values[name] = _unquote(text)
+    return values, notes
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+class NlIntent(Protocol):
+    info = ProtocolInfo(
+        id="nl_intent",
+        name="Natural-language intent",
+        description="The model says which tool it will use and with what values ('I will use TOOL with arg: "
+                    "value, ...'); values are text, read against the tool's parameters.",
+        parallel=True,
+        text_values=True,
+    )
+
+    @never_raises
+    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+        if not isinstance(text, str):
+            return Extraction((), ("the reply is not text",), False)
+        calls: list[RawCall] = []
+        notes: list[str] = []
+        clean = True
+        spans = _sentences(text)
+        fallbacks = 0
+        for start, end in spans:
+            sentence = text[start:end]
+            where = Position(text, start)
+            if len(sentence) > _SENTENCE_LIMIT:
+                notes.append(f"{where}: a sentence longer than {_SENTENCE_LIMIT} characters was not read")
+                clean = False
+                continue
+            read = _read(sentence)
+            if read is None:
+                fallbacks += 1
+                if fallbacks > _FALLBACK_LIMIT:
+                    if fallbacks == _FALLBACK_LIMIT + 1:
+                        notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
+                    clean = False
+                    continue
+                try:
+                    read = _read_by_grammar(sentence)
+                except GrammarFailure as failure:
+                    line, column = line_column(text, start)
+                    notes.append(f"the sentence could not be read: line {line}, column "
+                                 f"{column + failure.column - 1}: expected {' or '.join(failure.expected[:6])}"
+                                 f"{', found ' + failure.found if failure.found else ''}")
+                    clean = False
+                    continue
+            tool = read[0].strip("`")
+            if read[3].strip():
+                notes.append(f"{where}: words after the sentence were ignored: {_excerpt(read[3])}")
+                clean = False
+            arguments, more = _arguments(sentence, read, _parameters(tool, tools))
+            notes.extend(f"{where}: {note}" for note in more)
+            clean = clean and not more
+            calls.append(RawCall(tool, arguments, (start, end)))
+        if not calls:
+            if _NO_TOOL.search(text):
+                return Extraction((), ("the reply says no tool fits",), True)
+            if not notes:
+                notes.append("no sentence naming a tool ('I will use TOOL with name: value') was found")
+        if len(spans) >= _SENTENCES_LIMIT:
+            notes.append(f"only the first {_SENTENCES_LIMIT} sentences were read")
+            clean = False
+        compliant = bool(calls) and clean and not leftover_outside(text, spans)
+        return Extraction(tuple(calls), tuple(notes), compliant)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if len(calls) == 1:
+            return self._sentence(calls[0])
+        return "\n".join(f"{i}. {self._sentence(call)}" for i, call in enumerate(calls, 1))
+
+    def _sentence(self, call: ToolCall) -> str:
+        t = grammar_terminals(GRAMMAR)
+        name = call.name if t["TOOL"].fullmatch(call.name) else f"`{call.name}`"
+        if not call.arguments:
+            return f"I will use {name}."
+        parts = []
+        for key, value in call.arguments.items():
+            plain_key = t["NAME"].fullmatch(key + ": ") is not None and key[:1] != '"' and name_of(key + ": ") == key
+            written = key if plain_key else json.dumps(key, ensure_ascii=False)
+            parts.append(f"{written}: {self._value(text_of(value))}")
+        return f"I will use {name} with {', '.join(parts)}."
+
+    @staticmethod
+    def _value(text: str) -> str:
+        """``text`` as it is when the sentence reads it back unchanged, else as a JSON string."""
+        value = grammar_terminals(GRAMMAR)["VALUE"]
+        plain = (text and text == text.strip() and text[0] != '"' and "\n" not in text and "\r" not in text
+                 and not find_words(text, 0, len(text), VERBS) and not in_string_after(text))
+        if plain:
+            for after in (".", ", z: 1"):
+                found = value.match(text + after)
+                if found is None or found.end() != len(text):
+                    plain = False
+                    break
+        return text if plain else json.dumps(text, ensure_ascii=False)
+
+    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
+        return ("Answer in plain English: say which tool you will use and give each value it needs as "
+                "name: value, for example\n"
+                "I will use tool_name with first_argument: some text, second_argument: 3.\n"
+                "Use one sentence per call (number them if there are several). Do not write JSON or code, except "
+                "that a list or an object may be written as JSON, and a value holding a comma followed by a name "
+                "and a colon, or a period followed by a space, goes in double quotes. If no tool fits, say so in "
+                "one sentence.")
+
+
+PROTOCOL = NlIntent()

@@ -1,0 +1,283 @@
+"""nl_intent_structured: ``Use TOOL with arg = value, arg = value.`` — one framed sentence per call.
+
+Grammar: ``grammars/nl_intent_structured.lark`` (one sentence).  The module finds the
+sentences: each starts at the frame's first word ("Use", "Call", "I will use", with a list
+number before it) and runs to the end of its line or to the next frame on the line.  Values
+are text, typed from the tool's schema by the pipeline (``text_values``); a value the frame
+could not hold as it is — with a comma and a name and ``=`` after it, a period and a space, a
+line break, spaces at its ends, a leading quote — is written as a JSON string.
+``No tool is needed.`` is the frame's way of calling nothing.
+
+Fast path: the sentence is read with the grammar's own terminals (compiled regular
+expressions), in the order the grammar's parser tries them; the Lark parser runs only when
+that reading stops, to say where.
+
+>>> from toolform_rules.calls import ToolCall
+>>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "Acme, Ltd", "c": "x, d = y"})])
+>>> print(text)
+Use f with a = 1, b = Acme, Ltd, c = "x, d = y".
+>>> PROTOCOL.parse(text).calls[0].arguments
+{'a': '1', 'b': 'Acme, Ltd', 'c': 'x, d = y'}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Sequence
+
+from ..calls import ToolCall
+from ..toolset import Toolset
+from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .grammar import GrammarFailure, Transformer, parse
+from .markup_family import (Position, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
+                            never_raises, plain_value, text_of)
+
+GRAMMAR = "nl_intent_structured"
+_FRAME_START = re.compile(r"(?i)(?<![\w'])(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?"
+                          r"(?:use|call)[ \t]+")
+_THE = re.compile(r"(?i)the[ \t]+")
+_FRAME_PREFIX = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?\Z")
+_NO_TOOL = re.compile(r"(?i)\s*no tool is needed\.?\s*")
+_SENTENCES_LIMIT = 200
+_FALLBACK_LIMIT = 10  # sentences read by the Lark parser (to say where they break) per reply
+_SENTENCE_LIMIT = 20_000
+
+
+def _unquote(raw: str) -> str:
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(value, str):
+            return value
+    return raw
+
+
+Sentence = tuple[str, list[tuple[str, str, int]], bool, str]  # tool, arguments (key, value, at), period, trail
+
+
+def _read(text: str) -> Sentence | None:
+    """The fast path: the grammar's terminals, tried in its parser's order; ``None`` where the grammar stops."""
+    t = grammar_terminals(GRAMMAR)
+    found = t["INTRO"].match(text)
+    if found is None:
+        return None
+    tool = t["TOOL"].match(text, found.end())
+    if tool is None:
+        return None
+    pos = tool.end()
+    arguments: list[tuple[str, str, int]] = []
+    with_ = t["WITH"].match(text, pos)
+    if with_ is not None:
+        pos = with_.end()
+        while True:
+            key = t["KEY"].match(text, pos)
+            if key is None:
+                return None
+            equals = t["EQUALS"].match(text, key.end())
+            if equals is None:
+                return None
+            pos = equals.end()
+            raw = ""
+            quick = plain_value(GRAMMAR, text, pos)
+            if quick is not None:
+                raw, pos = quick
+            else:
+                value = t["VALUE"].match(text, pos)
+                if value is not None:
+                    raw = value.group(0)
+                    pos = value.end()
+            arguments.append((key.group(0), raw, key.start()))
+            separator = t["SEP"].match(text, pos)
+            if separator is None:
+                break
+            pos = separator.end()
+    period = False
+    end = t["END"].match(text, pos)
+    if end is not None:
+        period = True
+        pos = end.end()
+    trail = ""
+    rest = t["TRAIL"].match(text, pos)
+    if rest is not None:
+        trail = rest.group(0)
+        pos = rest.end()
+    if pos != len(text):
+        return None
+    return tool.group(0), arguments, period, trail
+
+
+class SentenceTree(Transformer):
+    """An ``nl_intent_structured.lark`` tree → the sentence, as the fast path reads it."""
+
+    def argument(self, items: list) -> tuple[str, str, int]:
+        raw = str(items[2]) if len(items) > 2 else ""
+        return str(items[0]), raw, items[0].start_pos or 0
+
+    def start(self, items: list) -> Sentence:
+        tool = ""
+        arguments = []
+        period = False
+        trail = ""
+        for item in items:
+            if isinstance(item, tuple):
+                arguments.append(item)
+            elif item.type == "TOOL":
+                tool = str(item)
+            elif item.type == "END":
+                period = True
+            elif item.type == "TRAIL":
+                trail = str(item)
+        return tool, arguments, period, trail
+
+
+def _read_by_grammar(text: str) -> Sentence:
+    sentence: Sentence = SentenceTree().transform(parse(GRAMMAR, text))
+    return sentence
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Where the framed sentences are: from each frame's first word to the next frame or the line's end."""
+    t = grammar_terminals(GRAMMAR)
+    spans: list[tuple[int, int]] = []
+    line_start = 0
+    n = len(text)
+    while line_start <= n and len(spans) < _SENTENCES_LIMIT:
+        line_end = text.find("\n", line_start)
+        if line_end < 0:
+            line_end = n
+        starts: list[int] = []
+        for verb, after in find_words(text, line_start, line_end, ("use", "call")):
+            # the frame starts at the verb, or before it at "I will" and a list number
+            head = text[max(line_start, verb - 24):verb]
+            prefix = _FRAME_PREFIX.search(head)
+            start = verb - (len(prefix.group(0)) if prefix else 0)
+            if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
+                continue
+            if starts and '"' in text[starts[-1]:start] and in_string_after(text, starts[-1], start):
+                continue  # inside a quoted value
+            the = _THE.match(text, after, line_end)
+            tool = t["TOOL"].match(text, the.end() if the else after, line_end)
+            if tool is None:
+                continue
+            rest = tool.end()
+            if (rest >= line_end or text[rest:line_end].isspace() or t["WITH"].match(text, rest, line_end)
+                    or t["END"].match(text, rest, line_end)):
+                starts.append(start)
+        for i, start in enumerate(starts[:_SENTENCES_LIMIT - len(spans)]):
+            end = starts[i + 1] if i + 1 < len(starts) else line_end
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            spans.append((start, end))
+        line_start = line_end + 1
+    return spans
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+class NlIntentStructured(Protocol):
+    info = ProtocolInfo(
+        id="nl_intent_structured",
+        name="Natural-language intent in a fixed sentence frame",
+        description="One sentence per call in the frame 'Use TOOL with arg = value, arg = value.'; values are text.",
+        parallel=True,
+        text_values=True,
+    )
+
+    @never_raises
+    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+        if not isinstance(text, str):
+            return Extraction((), ("the reply is not text",), False)
+        if _NO_TOOL.fullmatch(text):
+            return Extraction((), ("the reply says no tool is needed",), True)
+        calls: list[RawCall] = []
+        notes: list[str] = []
+        clean = True
+        spans = _sentences(text)
+        fallbacks = 0
+        for start, end in spans:
+            sentence = text[start:end]
+            where = Position(text, start)
+            if len(sentence) > _SENTENCE_LIMIT:
+                notes.append(f"{where}: a sentence longer than {_SENTENCE_LIMIT} characters was not read")
+                clean = False
+                continue
+            read = _read(sentence)
+            if read is None:
+                fallbacks += 1
+                if fallbacks > _FALLBACK_LIMIT:
+                    if fallbacks == _FALLBACK_LIMIT + 1:
+                        notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
+                    clean = False
+                    continue
+                try:
+                    read = _read_by_grammar(sentence)
+                except GrammarFailure as failure:
+                    line, column = line_column(text, start)
+                    notes.append(f"the sentence could not be read: line {line}, column "
+                                 f"{column + failure.column - 1}: expected {' or '.join(failure.expected[:6])}"
+                                 f"{', found ' + failure.found if failure.found else ''}")
+                    clean = False
+                    continue
+            tool, arguments, period, trail = read
+            if trail.strip():
+                notes.append(f"{where}: words after the sentence were ignored: {_excerpt(trail)}")
+                clean = False
+            values: dict[str, Any] = {}
+            for key, raw, _ in arguments:
+                key = _unquote(key)
+                if key in values:
+                    notes.append(f"{where}: argument {key!r} is given twice; the last one counts")
+                    clean = False
+                values[key] = _unquote(raw)
+            calls.append(RawCall(tool.strip("`"), values, (start, end)))
+        if not calls and not notes:
+            notes.append("no sentence in the frame 'Use TOOL with arg = value.' was found")
+        if len(spans) >= _SENTENCES_LIMIT:
+            notes.append(f"only the first {_SENTENCES_LIMIT} sentences were read")
+            clean = False
+        compliant = bool(calls) and clean and not leftover_outside(text, spans)
+        return Extraction(tuple(calls), tuple(notes), compliant)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(self._sentence(call) for call in calls)
+
+    def _sentence(self, call: ToolCall) -> str:
+        t = grammar_terminals(GRAMMAR)
+        name = call.name if t["TOOL"].fullmatch(call.name) else f"`{call.name}`"
+        if not call.arguments:
+            return f"Use {name}."
+        parts = []
+        for key, value in call.arguments.items():
+            written_key = key if t["KEY"].fullmatch(key) and key[0] != '"' else json.dumps(key, ensure_ascii=False)
+            parts.append(f"{written_key} = {self._value(text_of(value))}")
+        return f"Use {name} with {', '.join(parts)}."
+
+    @staticmethod
+    def _value(text: str) -> str:
+        """``text`` as it is when the frame reads it back unchanged, else as a JSON string."""
+        value = grammar_terminals(GRAMMAR)["VALUE"]
+        plain = (text and text == text.strip() and text[0] != '"' and "\n" not in text and "\r" not in text
+                 and not _FRAME_START.search(text) and not in_string_after(text))
+        if plain:
+            for after in (".", ", z = 1"):
+                found = value.match(text + after)
+                if found is None or found.end() != len(text):
+                    plain = False
+                    break
+        return text if plain else json.dumps(text, ensure_ascii=False)
+
+    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
+        return ("Answer with one sentence per call, in exactly this frame, and nothing else:\n"
+                "Use <tool name> with <argument> = <value>, <argument> = <value>.\n"
+                "Write values as plain text; put a value in double quotes if it contains a comma followed by "
+                "another argument, a period followed by a space, or a line break. If no tool fits, answer "
+                "exactly: No tool is needed.")
+
+
+PROTOCOL = NlIntentStructured()

@@ -1,0 +1,318 @@
+"""sexpr_call: ``(tool :arg "value" :count 3)`` — an S-expression with keyword arguments.
+
+Grammar: ``grammars/sexpr_call.lark``.  Each ``(symbol`` in the reply starts a candidate
+running to its closing parenthesis (strings respected, one pass) and is read; nested
+values are written as JSON (``:contract_details {"status": "draft"}``), which the
+grammar reads as a map, and Lisp forms (``[1 2 3]``, ``'(1 2)``, ``{:k 1}``, ``nil``,
+``#t``) are read too.  The fast path reads keyword by keyword — a compiled pattern for
+the keyword, JSON's C decoder for its value — and needs no bracket matching; comments,
+Lisp lists and vectors, ``#t``/``#f`` or anything else it does not know hand the candidate
+to the grammar.  With a
+toolset, candidates in running text count only when their head names one of its tools.
+
+>>> PROTOCOL.parse('(f :a "x" :n -2 :o {"k": [1, null]} :b true)').calls[0].arguments
+{'a': 'x', 'n': -2, 'o': {'k': [1, None]}, 'b': True}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Iterable, Sequence
+
+from ..calls import ToolCall
+from ..toolset import Toolset
+from .base import Extraction, ProtocolInfo
+from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Object, Pair, PythonFamily, call_names,
+                          grammar_read, guarded, leftover_note, literal_heads, outside, resolve, strip_fence)
+from .grammar import GrammarFailure, Transformer
+from .values import unquote
+
+_SYMBOL_CHARS = r"[\w.\-*/!?<>=$%&+]"
+#: a candidate: "(" and a head symbol
+SEXPR_HEAD = re.compile(r"\([ \t\r\n]*+([^\W\d]" + _SYMBOL_CHARS + r"*+)(?=[\s)\"\[{(:,;])")
+SEXPR_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.S)
+_SEXPR_STOPS = re.compile(r'[()\[\]{}"]')
+_SYMBOL = re.compile(r"[^\W\d]" + _SYMBOL_CHARS + r"*")
+WORDS = {"true": True, "false": False, "null": None, "nil": None}
+
+# the fast path: a keyword, then a value read by JSON's C decoder (or a bare word)
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_JSON = json.JSONDecoder(parse_constant=_no_constant, strict=False)
+_FAST_HEAD = re.compile(r"[ \t\r\n]*+\([ \t\r\n]*+([^\W\d]" + _SYMBOL_CHARS + r"*+)")
+_FAST_KEYWORD = re.compile(r":([^\W\d]" + _SYMBOL_CHARS + r"*+)[ \t\r\n,]++")
+_FAST_SPACE: Any = re.compile(r"[ \t\r\n,]*+")  # matches everywhere
+_FAST_WORD = re.compile(r"[^\W\d]" + _SYMBOL_CHARS + r"*+")
+_FAST_VALUE_START = frozenset('"-0123456789[{')
+_FAST_AFTER = frozenset(" \t\r\n,)")
+
+
+def decode_sexpr_string(token: str) -> str:
+    r"""The text of a ``"..."`` string (JSON's escapes, ``\\"`` and ``\\\\``; raw line ends kept).
+
+    >>> decode_sexpr_string(r'"a\"b\\c\nd"')
+    'a"b\\c\nd'
+    """
+    return token[1:-1] if "\\" not in token else unquote(token)
+
+
+def sexpr_number(text: str) -> int | float:
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+class _Symbol(str):
+    """A bare symbol standing for its own text."""
+
+
+class SexprValues(Transformer):
+    """A ``sexpr_call.lark`` tree → a list of :class:`~.code_family.CallSyntax`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bare: list[str] = []
+
+    def string(self, items: Items) -> str:
+        return decode_sexpr_string(str(items[0]))
+
+    def number(self, items: Items) -> int | float:
+        return sexpr_number(str(items[0]))
+
+    def true(self, _: Items) -> bool:
+        return True
+
+    def false(self, _: Items) -> bool:
+        return False
+
+    def null(self, _: Items) -> None:
+        return None
+
+    def symbol(self, items: Items) -> str:
+        self.bare.append(str(items[0]))
+        return str(items[0])
+
+    def vector(self, items: Items) -> Items:
+        return list(items)
+
+    def list(self, items: Items) -> Items:
+        return list(items)
+
+    def keyword_key(self, items: Items) -> str:
+        return str(items[0])[1:]
+
+    def symbol_key(self, items: Items) -> str:
+        return str(items[0])
+
+    def map_entry(self, items: Items) -> Pair:
+        return items[0], items[-1]
+
+    def glued_entry(self, items: Items) -> Pair:
+        word = str(items[1])[1:]
+        if word in WORDS:
+            return items[0], WORDS[word]
+        self.bare.append(word)
+        return items[0], word
+
+    def map(self, items: Items) -> Object:
+        return dict(items)
+
+    def keyword_arg(self, items: Items) -> Pair:
+        return str(items[0])[1:], items[1]
+
+    def positional(self, items: Items) -> Pair:
+        return None, items[0]
+
+    def sexpr(self, items: Items) -> CallSyntax:
+        call = CallSyntax(str(items[0]), list(items[1:]), self.bare)
+        self.bare = []
+        return call
+
+    def start(self, items: Items) -> Items:
+        return list(items)
+
+
+def fast_sexpr_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
+    """One s-expression read from ``pos`` without the grammar, and where it ends (``None``
+    outside the fast subset: keyword arguments whose values are JSON — strings, numbers,
+    true/false/null, objects, arrays — or, after a keyword, a bare word)."""
+    n = len(text)
+    head = _FAST_HEAD.match(text, pos)
+    if head is None or head.group(1) in WORDS:
+        return None
+    name = head.group(1)
+    pos = head.end()
+    try:
+        items: list[tuple[str | None, Any]] = []
+        bare: list[str] = []
+        while True:
+            pos = _FAST_SPACE.match(text, pos).end()
+            if pos >= n:
+                return None
+            c = text[pos]
+            if c == ")":
+                return CallSyntax(name, items, bare), pos + 1
+            key = None
+            if c == ":":
+                keyword = _FAST_KEYWORD.match(text, pos)
+                if keyword is None:
+                    return None
+                key, pos = keyword.group(1), keyword.end()
+                c = text[pos] if pos < n else ""
+            if c in _FAST_VALUE_START:
+                value, pos = _JSON.raw_decode(text, pos)
+            else:
+                word = _FAST_WORD.match(text, pos)
+                if word is None:
+                    return None
+                value, pos = word.group(), word.end()
+                if value in WORDS:
+                    value = WORDS[value]
+                elif key is None:
+                    return None
+                else:
+                    bare.append(value)
+            if pos < n and text[pos] not in _FAST_AFTER:
+                return None
+            items.append((key, value))
+    except (ValueError, RecursionError, IndexError):
+        return None
+
+
+def fast_sexprs(text: str) -> list[CallSyntax] | None:
+    """The calls of ``text`` (s-expressions and white space only) read without the grammar.
+
+    >>> fast_sexprs('(f :a [1, 2] :b {"k": "v"} :c nil :d red)')
+    [CallSyntax('f', [('a', [1, 2]), ('b', {'k': 'v'}), ('c', None), ('d', 'red')], bare=['red'])]
+    """
+    calls: list[CallSyntax] = []
+    pos = _FAST_SPACE.match(text).end()
+    while pos < len(text):
+        one = fast_sexpr_at(text, pos)
+        if one is None:
+            return None
+        one[0].span = (pos, one[1])
+        calls.append(one[0])
+        pos = _FAST_SPACE.match(text, one[1]).end()
+    return calls or None
+
+
+def sexpr_literal(value: Any) -> str:
+    """A keyword's value: a string in double quotes, true/false/null, numbers, JSON for the rest.
+
+    >>> sexpr_literal('say "hi"'), sexpr_literal(None), sexpr_literal({"k": [1, True]})
+    ('"say \\\\"hi\\\\""', 'null', '{"k": [1, true]}')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(float(value)) if math.isfinite(value) else json.dumps(repr(value))
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return json.dumps(str(value), ensure_ascii=False)
+
+
+class SexprCall(PythonFamily):
+    info = ProtocolInfo(
+        id="sexpr_call",
+        name="S-expression call",
+        description='A Lisp-style call with keyword arguments: (tool :arg "value" :count 3).',
+        parallel=True,
+    )
+    grammar = "sexpr_call"
+    transformer = SexprValues
+
+    def read(self, text: str, shape: str = "sexpr", grammar: str | None = None) -> list[CallSyntax]:
+        calls = fast_sexprs(text)
+        if calls is not None:
+            return calls
+        result: list[CallSyntax] = grammar_read(self.grammar, SexprValues(), text)
+        return result
+
+    @guarded
+    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+        body, offset = strip_fence(text)
+        notes: list[str] = []
+        whole = fast_sexprs(body) if body.startswith("(") else None
+        if whole is not None and not any(c.bare for c in whole):
+            return Extraction(tuple(self.finish(whole, tools, notes, offset)), (), True)
+        found: list[CallSyntax] = []
+        spans: list[tuple[int, int]] = []
+        failure = ""
+        covered = 0
+        attempts = 0
+        skipped: list[str] = []
+        closer = Closer(body, SEXPR_STRING, _SEXPR_STOPS)
+        for m in literal_heads(body, "(", SEXPR_HEAD):
+            start = m.start()
+            if start < covered:
+                continue
+            if tools is not None and resolve(m.group(1), tools)[0] is None:
+                if len(skipped) < 5 and m.group(1) not in skipped:
+                    skipped.append(m.group(1))
+                continue
+            attempts += 1
+            if attempts > MAX_ATTEMPTS:
+                notes.append("stopped looking for calls: too many candidates")
+                break
+            quick = fast_sexpr_at(body, start)
+            if quick is not None:
+                calls, stop = [quick[0]], quick[1]
+            else:
+                close = closer.close(start)
+                stop = close if close >= 0 else len(body)
+                try:
+                    calls = grammar_read(self.grammar, SexprValues(), body[start:stop])
+                except GrammarFailure as err:
+                    failure = failure or f"the call at character {start} could not be read: {err.describe()}"
+                    covered = m.end()
+                    continue
+            for call in calls:
+                call.span = (start, stop)
+            found.extend(calls)
+            spans.append((start, stop))
+            covered = stop
+        if failure:
+            notes.append(failure)
+        if not found and skipped:
+            notes.append("no call to a known tool; ignored: " + ", ".join(f"({s} ...)" for s in skipped))
+        rest = outside(body, spans, " \t\r\n,") if found else ""
+        if rest and tools is None and any(not c.items for c in found):
+            # "(think)" in prose is a remark in parentheses, not a call (with no toolset to say otherwise)
+            kept = [(c, s) for c, s in zip(found, spans) if c.items]
+            found, spans = [c for c, _ in kept], [s for _, s in kept]
+            rest = outside(body, spans, " \t\r\n,") if found else ""
+        if rest:
+            notes.append(leftover_note(rest))
+        compliant = bool(found) and not rest and not failure and not any(c.bare for c in found)
+        return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(self.expression(c) for c in calls)
+
+    @staticmethod
+    def expression(call: ToolCall) -> str:
+        parts = [call.name] + [f":{k} {sexpr_literal(v)}" for k, v in dict(call.arguments or {}).items()]
+        return "(" + " ".join(parts) + ")"
+
+    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
+        names = call_names(tools)
+        example = f'({names[0] if names else "tool_name"} :argument "text" :count 3)'
+        return ("Reply with the call as one S-expression and nothing else: the tool's name, then each "
+                f"argument as :name followed by its value, for example {example}. Write text in double "
+                "quotes, numbers as they are, true, false or null, and lists and objects as JSON. For "
+                "several calls, write one expression per line.")
+
+
+PROTOCOL = SexprCall()
