@@ -294,6 +294,18 @@ def _pipe(steps: list[Transform]) -> Transform | None:
         return None
     if len(steps) == 1:
         return steps[0]
+    if len(steps) == 2:
+        first, second = steps
+        return lambda value: second(first(value))
+    if len(steps) == 3:
+        first, second, third = steps
+        return lambda value: third(second(first(value)))
+    if len(steps) == 4:
+        first, second, third, fourth = steps
+        return lambda value: fourth(third(second(first(value))))
+    if len(steps) == 5:
+        first, second, third, fourth, fifth = steps
+        return lambda value: fifth(fourth(third(second(first(value)))))
     chain = tuple(steps)
 
     def pipe(value: Any) -> Any:

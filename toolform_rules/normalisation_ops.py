@@ -633,19 +633,28 @@ def drop_default_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transfo
             continue
         sub = ctx.normaliser_under(reader, schema) if reader else ctx.normaliser(schema)
         default = sub(schema.default) if sub is not None else schema.default
-        defaults.append((name, _canonical_json(default)))
+        defaults.append((name, _canonical_json(default), canonical_value(default)))
     if not defaults:
         return None
+
+    def same(value: Any, text: str, canonical: Any) -> bool:
+        if type(value) in _SCALARS:  # a scalar's canonical JSON text is its canonical value and its type
+            mine = canonical_value(value)
+            return type(mine) is type(canonical) and mine == canonical
+        return _canonical_json(value) == text
 
     def transform(value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        drop = [n for n, d in defaults if n in value and _canonical_json(value[n]) == d]
+        drop = [n for n, text, canonical in defaults if n in value and same(value[n], text, canonical)]
         if not drop:
             return value
         return {k: v for k, v in value.items() if k not in drop}
 
     return transform
+
+
+_SCALARS = frozenset({bool, int, str, type(None)})
 
 
 def _canonical_json(value: Any) -> str:

@@ -14,8 +14,7 @@ from typing import Any
 
 import attrs
 
-from .calls import ToolCall
-from .engine import normalize_call, validate_arguments
+from .engine import normaliser_for, program_for, validate_arguments
 from .ir import Schema, Tool
 from .limits import DEFAULT_LIMITS, Limits
 from .loaders import load_tools
@@ -313,11 +312,20 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
     if lenient and rule == "as_written":
         return ParsedCall(raw.name, arguments, tool.name, None, False, None, tuple(repairs), False,
                           f"read with {lenient}'s syntax, not the asked protocol's")
-    call = ToolCall(tool.name, arguments)
-    normalized = normalize_call(call, tool, limits=limits).arguments
-    report = validate_arguments(call, toolset, profile=profile, limits=limits) if validate else None
+    normalized = normalised_arguments(arguments, tool, limits)
+    report = program_for(tool, profile, limits).run(arguments) if validate else None
     return ParsedCall(raw.name, arguments, tool.name, normalized, report.ok if report is not None else True,
                       report.to_dict() if report is not None else None, tuple(repairs), True, "", report)
+
+
+def normalised_arguments(arguments: dict[str, Any], tool: Tool, limits: Limits) -> dict[str, Any]:
+    """``normalize_call``'s arguments (strictness ``normalized``), for a tool already resolved."""
+    program = normaliser_for(tool, "normalized", limits)
+    try:
+        normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
+    except RecursionError:
+        return {}
+    return dict(arguments) if normalised is arguments else normalised
 
 
 def _unknown(raw: RawCall, toolset: Toolset, profile: str, validate: bool) -> dict[str, Any] | None:

@@ -39,7 +39,7 @@ import re
 import unicodedata
 import warnings
 from contextvars import ContextVar
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
 from ..calls import ToolCall
 from ..ir import Tool
@@ -754,30 +754,53 @@ PY_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*+"""|\'\'\'(?:[^\'\\]|\\.|\'(
 _PY_STOPS = re.compile(r"[()\[\]{}\"']")
 
 
-def literal_heads(text: str, needles: Sequence[str], pattern: re.Pattern[str], start: int = 0,
-                  end: int | None = None, lowered: str | None = None) -> Iterable[re.Match[str]]:
+class literal_heads:  # noqa: N801  (used like a function: ``for m in literal_heads(...)``)
     """Matches of ``pattern`` at the places where one of ``needles`` occurs, in order.
 
     ``str.find`` jumps to the literal candidates (a C search), and the pattern is tried only
     there: much faster than a pattern searched at every position of a long reply.  With
     ``lowered`` (``text.lower()``), the needles are looked for case-insensitively.
+    :meth:`skip_to` jumps past a candidate that was read, so its inside is not searched.
     """
-    end = len(text) if end is None else end
-    if lowered is not None and len(lowered) != len(text):  # lower-casing moved characters ("İ")
-        yield from pattern.finditer(text, start, end)
-        return
-    haystack = text if lowered is None else lowered
-    nexts = [haystack.find(needle, start, end) for needle in needles]
-    while True:
-        pos = min((p for p in nexts if p >= 0), default=-1)
-        if pos < 0:
-            return
-        for k, p in enumerate(nexts):
-            if p == pos:
-                nexts[k] = haystack.find(needles[k], pos + 1, end)
-        m = pattern.match(text, pos, end)
-        if m is not None:
-            yield m
+
+    __slots__ = ("text", "haystack", "needles", "pattern", "end", "start", "nexts", "fallback")
+
+    def __init__(self, text: str, needles: Sequence[str], pattern: re.Pattern[str], start: int = 0,
+                 end: int | None = None, lowered: str | None = None) -> None:
+        self.text, self.needles, self.pattern = text, needles, pattern
+        self.end = len(text) if end is None else end
+        self.start = start
+        self.fallback: Iterator[re.Match[str]] | None = None
+        if lowered is not None and len(lowered) != len(text):  # lower-casing moved characters ("İ")
+            self.fallback = pattern.finditer(text, start, self.end)
+        self.haystack = text if lowered is None else lowered
+        self.nexts = [-2] * len(needles)
+
+    def __iter__(self) -> "literal_heads":
+        return self
+
+    def skip_to(self, pos: int) -> None:
+        self.start = max(self.start, pos)
+
+    def __next__(self) -> re.Match[str]:
+        if self.fallback is not None:
+            for later in self.fallback:
+                if later.start() >= self.start:
+                    return later
+            raise StopIteration
+        haystack, end, nexts = self.haystack, self.end, self.nexts
+        while True:
+            for k, p in enumerate(nexts):
+                if -1 < p < self.start or p == -2:
+                    nexts[k] = haystack.find(self.needles[k], self.start, end)
+            found = [p for p in nexts if p >= 0]
+            if not found:
+                raise StopIteration
+            pos = min(found)
+            self.start = pos + 1
+            head = self.pattern.match(self.text, pos, end)
+            if head is not None:
+                return head
 
 
 def call_heads(text: str, start: int = 0, end: int | None = None) -> Iterable[tuple[int, int]]:
@@ -1144,7 +1167,8 @@ def list_candidates(protocol: PythonFamily, body: str, notes: list[str], shape: 
     failed = False
     covered = -1
     closer = Closer(body)
-    for m in literal_heads(body, "[", LIST_HEAD):
+    heads = literal_heads(body, "[", LIST_HEAD)
+    for m in heads:
         start = m.start()
         if start < covered:
             continue
@@ -1157,6 +1181,7 @@ def list_candidates(protocol: PythonFamily, body: str, notes: list[str], shape: 
             lists.append(quick[0])
             spans.append((start, quick[1]))
             covered = quick[1]
+            heads.skip_to(covered)
             continue
         close = closer.close(start)
         stop = close if close >= 0 else len(body)

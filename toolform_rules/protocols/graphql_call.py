@@ -403,7 +403,8 @@ class GraphqlCall(PythonFamily):
         failed = False
         covered = 0
         attempts = 0
-        for m in literal_heads(body, ("mutation", "query", "subscription", "{"), OPERATION_HEAD):
+        heads = literal_heads(body, ("mutation", "query", "subscription", "{"), OPERATION_HEAD)
+        for m in heads:
             start = m.start()
             if start < covered:
                 continue
@@ -437,6 +438,7 @@ class GraphqlCall(PythonFamily):
             found.extend(calls)
             spans.append((start, stop))
             covered = stop
+            heads.skip_to(stop)
         rest = outside(body, spans, " \t\r\n,") if found else ""
         if rest:
             notes.append(leftover_note(rest, "the operations"))

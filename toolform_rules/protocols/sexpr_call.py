@@ -254,7 +254,8 @@ class SexprCall(PythonFamily):
         attempts = 0
         skipped: list[str] = []
         closer = Closer(body, SEXPR_STRING, _SEXPR_STOPS)
-        for m in literal_heads(body, "(", SEXPR_HEAD):
+        heads = literal_heads(body, "(", SEXPR_HEAD)
+        for m in heads:
             start = m.start()
             if start < covered:
                 continue
@@ -283,6 +284,7 @@ class SexprCall(PythonFamily):
             found.extend(calls)
             spans.append((start, stop))
             covered = stop
+            heads.skip_to(stop)
         if failure:
             notes.append(failure)
         if not found and skipped:

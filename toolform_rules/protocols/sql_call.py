@@ -286,7 +286,8 @@ class SqlCall(PythonFamily):
         covered = 0
         text = body
         closer = Closer(text, SQL_STRING, _SQL_STOPS)
-        for m in literal_heads(text, ("select", "call"), STATEMENT_HEAD, lowered=text.lower()):
+        heads = literal_heads(text, ("select", "call"), STATEMENT_HEAD, lowered=text.lower())
+        for m in heads:
             start = m.start()
             if start < covered:
                 continue
@@ -316,6 +317,7 @@ class SqlCall(PythonFamily):
             found.extend(calls)
             spans.append((start, stop))
             covered = stop
+            heads.skip_to(stop)
         rest = outside(text, spans) if found else ""
         if rest:
             notes.append(leftover_note(rest, "the statements"))
