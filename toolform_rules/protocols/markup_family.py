@@ -23,7 +23,7 @@ import re
 from typing import Any, Callable, TypeVar
 
 from .base import Extraction
-from .grammar import GrammarFailure, load_parser
+from .grammar import GrammarFailure, Transformer, load_parser
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
 
 #: the longest reply a grammar is run on; past this the reply is cut and a note says so
@@ -236,6 +236,29 @@ def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
         after = text.find("\n", close)
         i = n if after < 0 else after + 1
     return blocks
+
+
+class SentenceParts(Transformer):
+    """Base of the NL grammars' transformers: a sentence as (tool, arguments, period, trail).
+
+    Each grammar's ``argument`` rule is its own; the sentence around it is the same.
+    """
+
+    def start(self, items: list) -> tuple[str, list, bool, str]:
+        tool = ""
+        arguments = []
+        period = False
+        trail = ""
+        for item in items:
+            if isinstance(item, tuple):
+                arguments.append(item)
+            elif item.type == "TOOL":
+                tool = str(item)
+            elif item.type == "END":
+                period = True
+            elif item.type == "TRAIL":
+                trail = str(item)
+        return tool, arguments, period, trail
 
 
 @functools.cache

@@ -32,8 +32,8 @@ from ..calls import ToolCall
 from ..names import canonical_name
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Transformer, parse
-from .markup_family import (Position, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
+from .grammar import GrammarFailure, parse
+from .markup_family import (Position, SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
                             never_raises, plain_value, text_of)
 
 GRAMMAR = "nl_intent"
@@ -131,28 +131,12 @@ def _read(text: str) -> Sentence | None:
     return tool.group(0), arguments, period, trail
 
 
-class SentenceTree(Transformer):
+class SentenceTree(SentenceParts):
     """An ``nl_intent.lark`` tree → the sentence, as the fast path reads it."""
 
     def argument(self, items: list) -> tuple[str, str, int, int]:
         raw = str(items[1]) if len(items) > 1 else ""
         return str(items[0]), raw, items[0].start_pos or 0, (items[-1].end_pos or 0)
-
-    def start(self, items: list) -> Sentence:
-        tool = ""
-        arguments = []
-        period = False
-        trail = ""
-        for item in items:
-            if isinstance(item, tuple):
-                arguments.append(item)
-            elif item.type == "TOOL":
-                tool = str(item)
-            elif item.type == "END":
-                period = True
-            elif item.type == "TRAIL":
-                trail = str(item)
-        return tool, arguments, period, trail
 
 
 def _read_by_grammar(text: str) -> Sentence:

@@ -29,8 +29,8 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Transformer, parse
-from .markup_family import (Position, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
+from .grammar import GrammarFailure, parse
+from .markup_family import (Position, SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
                             never_raises, plain_value, text_of)
 
 GRAMMAR = "nl_intent_structured"
@@ -109,28 +109,12 @@ def _read(text: str) -> Sentence | None:
     return tool.group(0), arguments, period, trail
 
 
-class SentenceTree(Transformer):
+class SentenceTree(SentenceParts):
     """An ``nl_intent_structured.lark`` tree → the sentence, as the fast path reads it."""
 
     def argument(self, items: list) -> tuple[str, str, int]:
         raw = str(items[2]) if len(items) > 2 else ""
         return str(items[0]), raw, items[0].start_pos or 0
-
-    def start(self, items: list) -> Sentence:
-        tool = ""
-        arguments = []
-        period = False
-        trail = ""
-        for item in items:
-            if isinstance(item, tuple):
-                arguments.append(item)
-            elif item.type == "TOOL":
-                tool = str(item)
-            elif item.type == "END":
-                period = True
-            elif item.type == "TRAIL":
-                trail = str(item)
-        return tool, arguments, period, trail
 
 
 def _read_by_grammar(text: str) -> Sentence:
