@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from toolform_rules import builtin_rules
 from toolform_rules.cli import main, rules_markdown
 
@@ -69,9 +71,10 @@ def test_local_links_resolve():
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
 
 
-def test_readme_reply_example_prints_what_its_comment_says():
+@pytest.mark.parametrize("marker", ["parse_reply", "load_policy"])
+def test_readme_examples_print_what_their_comments_say(marker):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (script,) = [b for b in _blocks(readme, "python") if "parse_reply" in b]
+    (script,) = [b for b in _blocks(readme, "python") if marker in b]
     expected = [line[2:] for line in script.splitlines() if line.startswith("# ")]
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == expected

@@ -8,11 +8,12 @@ True
 
 from .calls import ToolCall
 from .engine import normalize_call, validate_arguments, validate_call, validate_instance
-from .errors import (CallError, LimitExceeded, LoaderError, RuleFileError, ToolformRulesError,
-                     UnknownProfileError)
+from .errors import (CallError, EvaluationError, LimitExceeded, LoaderError, PolicyError, RuleFileError,
+                     ToolformRulesError, UnknownProfileError)
 from .ir import Property, Schema, Tool
-from .limits import Limits
+from .limits import Limits, PolicyLimits
 from .loaders import load_tools
+from .policy import Policy, load_policy
 from .protocols import UnknownProtocolError, get_protocol, protocol_ids
 from .replies import ParsedCall, ParsedReply, parse_reply
 from .report import Finding, ValidationReport
@@ -21,7 +22,7 @@ from .samples import sample_tool, sample_toolset
 from .toolset import Toolset
 
 __all__ = [
-    "CallError", "Finding", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",
+    "CallError", "EvaluationError", "Finding", "Policy", "PolicyError", "PolicyLimits", "load_policy", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",
     "protocol_ids", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
     "Tool", "ToolCall", "ToolformRulesError", "Toolset", "UnknownProfileError", "ValidationReport",
     "builtin_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",

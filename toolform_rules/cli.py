@@ -1,10 +1,12 @@
-"""The command line: ``toolform-rules validate | parse | protocols | demo | rules``.
+"""The command line: ``toolform-rules validate | parse | check | test | explain | protocols | demo | rules``.
 
 ``validate`` checks calls against a toolset and exits 0 (all valid), 1 (any invalid) or
 2 (a usage or input error, reported on one line of stderr); ``parse`` reads a model's
-reply in one answer protocol and grades its calls (the same exit codes); ``protocols``
-lists the answer protocols with an example each; ``demo`` runs the bundled sample;
-``rules`` lists a profile's rules, or writes the rule reference as Markdown
+reply in one answer protocol and grades its calls (the same exit codes); both take
+``--policy``.  ``check`` lints a policy (against ``--tools`` when given), ``test`` runs
+policies' tests with coverage, ``explain`` shows every constraint of a policy on one call.
+``protocols`` lists the answer protocols with an example each; ``demo`` runs the bundled
+sample; ``rules`` lists a profile's rules, or writes the rule reference as Markdown
 (``docs/rules.md`` is this output).
 
 >>> main(["validate", '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", '
@@ -25,8 +27,9 @@ import attrs
 
 from .calls import ToolCall, as_call
 from .engine import NORMALISATION_PROFILES, normalize_call, validate_arguments
-from .errors import ToolformRulesError
+from .errors import PolicyError, ToolformRulesError
 from .loaders import KINDS, load_tools
+from .policy import Policy, load_policy
 from .report import ValidationReport, format_path
 from .rules import BUCKETS, Rule, RuleSet, builtin_rules
 from .samples import sample_tool, sample_toolset
@@ -116,8 +119,9 @@ def render_report(name: Any, report: ValidationReport, *, profile: str, tools: T
     tool = tools.get(name) if tools is not None else None
     if tool is not None and tool.name != name:
         shown = f"{shown} -> {tool.name}"
+    warnings = [f"  warning  {f.message}  ({f.rule}, {f.source})" for f in report.warnings]
     if report.ok:
-        return f"{shown}: valid (profile {profile})"
+        return "\n".join([f"{shown}: valid (profile {profile})", *warnings])
     lines = [f"{shown}: invalid, {_plural(report.n_errors, 'error')} (profile {profile})"]
     findings = sorted(report.findings, key=lambda f: BUCKETS.index(f.bucket))
     rows: list[tuple[str, str]] = []
@@ -127,17 +131,34 @@ def render_report(name: Any, report: ValidationReport, *, profile: str, tools: T
     lines += _columns(rows, "  ")
     lines.append("  rules that fired:")
     lines += _columns(((f.rule, f"at {format_path(f.path)}", f.source) for f in findings), "    ")
-    return "\n".join(lines)
+    return "\n".join(lines + warnings)
 
 
 # --- validate ---------------------------------------------------------------------------------
 
-def cmd_validate(args: argparse.Namespace) -> int:
+def _tools(args: argparse.Namespace) -> Toolset:
     tools = sample_toolset() if args.tools is None else load_tools(args.tools, kind=args.kind)
     for warning in tools.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return tools
+
+
+def _policy(args: argparse.Namespace, tools: Toolset | None) -> Policy | None:
+    """``--policy``, checked against the tools in use."""
+    return load_policy(args.policy, tools=tools) if getattr(args, "policy", None) else None
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    tools = _tools(args)
+    policy = _policy(args, tools)
     calls, many = read_calls(args.call)
-    reports = [validate_arguments(call, tools, profile=args.profile) for call in calls]
+    if args.decisions:
+        from .policy.records import DecisionLog
+
+        with DecisionLog(args.decisions, policy=policy, mask=args.mask or (), profile=args.profile) as log:
+            reports = [log.check(call, tools) for call in calls]
+    else:
+        reports = [validate_arguments(call, tools, profile=args.profile, policy=policy) for call in calls]
     if args.json:
         docs = [r.to_json() for r in reports]
         print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
@@ -180,6 +201,8 @@ def render_reply(reply: Any) -> str:
         if call.report is not None:
             for finding in call.report.findings:
                 lines.append(f"    {finding.bucket}: {finding.message}  ({finding.rule}, {finding.source})")
+            for finding in call.report.warnings:
+                lines.append(f"    warning: {finding.message}  ({finding.rule}, {finding.source})")
     for call in reply.rejected:
         lines.append(f"  refused {call.name}: {call.reason}")
     flags = [name for name in ("no_call_declared", "reasoning_removed") if getattr(reply, name)]
@@ -197,11 +220,66 @@ def render_reply(reply: Any) -> str:
 def cmd_parse(args: argparse.Namespace) -> int:
     from .replies import parse_reply
 
-    tools = sample_toolset() if args.tools is None else load_tools(args.tools, kind=args.kind)
+    tools = _tools(args)
     reply = parse_reply(read_text(args.file), tools, args.protocol, rule=args.rule,
-                        lenient_fallback=args.lenient, profile=args.profile)
+                        lenient_fallback=args.lenient, profile=args.profile, policy=_policy(args, tools))
     print(json.dumps(reply.to_dict(), indent=2, ensure_ascii=False) if args.json else render_reply(reply))
     return EXIT_VALID if reply.ok else EXIT_INVALID
+
+
+# --- policies ---------------------------------------------------------------------------------
+
+def cmd_check(args: argparse.Namespace) -> int:
+    tools = load_tools(args.tools, kind=args.kind) if args.tools else None
+    try:
+        policy = load_policy(args.policy, tools=tools)
+    except PolicyError as err:
+        if args.json:
+            print(json.dumps({"ok": False, "problems": [
+                {"source": p.source, "line": p.line, "column": p.column, "field": p.field, "message": p.message}
+                for p in err.problems]}, indent=2, ensure_ascii=False))
+        else:
+            print(err, file=sys.stderr)
+        return EXIT_INVALID
+    summary = {"ok": True, "policy": policy.name, "version": policy.version, "sha256": policy.digest,
+               "files": [f.path for f in policy.files], "constraints": len(policy.constraints),
+               "lists": len(policy.lists), "tests": len(policy.tests), "checked_against_tools": tools is not None}
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        against = f", checked against {_plural(len(tools.tools), 'tool')}" if tools is not None else \
+            " (no --tools: arguments and kinds not checked)"
+        print(f"{policy.name} v{policy.version}: {_plural(len(policy.constraints), 'constraint')}, "
+              f"{_plural(len(policy.lists), 'list')}, {_plural(len(policy.tests), 'test')} in "
+              f"{_plural(len(policy.files), 'file')}; no problems{against}\nsha256 {policy.digest}")
+    return EXIT_VALID
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from .policy.testing import run_tests
+
+    run = run_tests(args.paths, tools=load_tools(args.tools, kind=args.kind) if args.tools else None)
+    print(json.dumps(run.to_dict(), indent=2, ensure_ascii=False) if args.json else run.render())
+    if not run.results and not run.errors:
+        print(f"{PROG}: no policy tests found", file=sys.stderr)
+        return EXIT_INVALID
+    uncovered = any(c.never_exercised for c in run.coverage)
+    return EXIT_VALID if run.ok and not (args.require_coverage and uncovered) else EXIT_INVALID
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .policy.explain import explain
+
+    tools = _tools(args)
+    policy = load_policy(args.policy, tools=tools)
+    calls, many = read_calls(args.call)
+    explanations = [explain(call, policy, tools) for call in calls]
+    if args.json:
+        docs = [e.to_dict() for e in explanations]
+        print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
+    else:
+        print("\n\n".join(e.render() for e in explanations))
+    return EXIT_VALID
 
 
 def protocols_markdown() -> str:
@@ -479,6 +557,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
                           help="the validation profile (default: sdk)")
     validate.add_argument("--json", action="store_true", help="print the report(s) as JSON, with the findings")
+    validate.add_argument("--policy", metavar="POLICY", help="also apply this policy's constraints (a YAML file)")
+    validate.add_argument("--decisions", metavar="FILE",
+                          help="append one decision record per call to FILE (JSON Lines)")
+    validate.add_argument("--mask", metavar="PATH", action="append",
+                          help="an argument path (args.x.y) whose value never reaches the decision records; "
+                               "repeatable")
     validate.set_defaults(run=cmd_validate)
 
     demo = commands.add_parser("demo", help="validate the bundled sample's right and wrong calls",
@@ -502,7 +586,41 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
                        help="the validation profile (default: sdk)")
     parse.add_argument("--json", action="store_true", help="print the parsed reply as JSON")
+    parse.add_argument("--policy", metavar="POLICY", help="also apply this policy's constraints (a YAML file)")
     parse.set_defaults(run=cmd_parse)
+
+    check = commands.add_parser(
+        "check", help="lint a policy file (against the tools, with --tools)",
+        description="Read and check a policy; exit 0 when it has no problems, 1 when it has (all listed, each with "
+                    "file, line, column and a caret), 2 on a usage error.")
+    check.add_argument("policy", metavar="POLICY", help="the policy file")
+    check.add_argument("--tools", metavar="T", help="check tool names, arguments and kinds against these tools")
+    check.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.set_defaults(run=cmd_check)
+
+    test = commands.add_parser(
+        "test", help="run policies' tests, with coverage",
+        description="Run the tests: blocks of policy files (and <stem>_test.yaml files beside them); exit 0 when "
+                    "every test passes, 1 otherwise.")
+    test.add_argument("paths", metavar="PATH", nargs="+", help="policy files, test files or directories")
+    test.add_argument("--tools", metavar="T", help="the tools for files that name no toolset:")
+    test.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    test.add_argument("--json", action="store_true", help="print the results as JSON")
+    test.add_argument("--require-coverage", action="store_true",
+                      help="also fail when a constraint is exercised by no test")
+    test.set_defaults(run=cmd_test)
+
+    explain = commands.add_parser(
+        "explain", help="show every constraint of a policy on one call, with each sub-expression's value",
+        description="Evaluate a policy on a call and show, for each constraint, whether it applied, held or "
+                    "fired, and the value of every sub-expression.")
+    explain.add_argument("policy", metavar="POLICY", help="the policy file")
+    explain.add_argument("call", metavar="CALL", help="a call as JSON, a file holding it, or - for stdin")
+    explain.add_argument("--tools", metavar="T", help="the tools (default: the bundled sample, legal_draft_v3)")
+    explain.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    explain.set_defaults(run=cmd_explain)
 
     protocols = commands.add_parser("protocols", help="list the answer protocols, with an example each",
                                     description="List the answer protocols, each with an example call.")
@@ -542,6 +660,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except UsageError as err:
         return _fail(str(err))
+    except PolicyError as err:  # every problem, each with its caret: more than one line is the point
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except ToolformRulesError as err:
         return _fail(str(err))
     except json.JSONDecodeError as err:

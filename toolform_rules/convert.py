@@ -33,6 +33,16 @@ class FieldValueError(ValueError):
         self.field = field
 
 
+def one_of(allowed: tuple[str, ...]) -> Any:
+    """An attrs validator: the field's value is one of ``allowed`` (the refusal names the field)."""
+    def check(_: Any, attribute: Any, value: str) -> None:
+        if value not in allowed:
+            raise FieldValueError(attribute.name, f"{attribute.name} must be one of {', '.join(allowed)}, "
+                                                  f"not {value!r}")
+
+    return check
+
+
 def _kind(value: Any) -> str:
     """What a YAML value is, in the words a rule file's author uses."""
     if value is None:

@@ -16,6 +16,7 @@ from .ir import Tool
 from .limits import DEFAULT_LIMITS, Limits
 from .loaders import load_tools, read_schema
 from .normalisation_ops import canonical_value
+from .policy import Policy
 from .report import Finding, ValidationReport
 from .rules import Rule, builtin_rules
 from .toolset import Toolset
@@ -84,14 +85,16 @@ def _toolset(tools: Any) -> Toolset:
     return load_tools(tools)
 
 
-def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk",
+def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk", policy: Policy | None = None,
                        limits: Limits = DEFAULT_LIMITS) -> ValidationReport:
     """Check one call against its tool: name, then arguments, under ``profile``.
 
     ``call`` is a :class:`ToolCall` or a mapping with ``name`` and ``arguments``;
     ``tools`` a :class:`Toolset` (or anything :func:`load_tools` reads).  ``profile`` is
     ``sdk`` (default: the study's validator plus ``pattern`` and integral floats as
-    integers), ``study`` or ``jsonschema``.
+    integers), ``study`` or ``jsonschema``.  ``policy`` (from :func:`load_policy`): its
+    constraints for the tool run after the schema's rules, their findings in the same
+    report (a ``warning`` constraint's in ``warnings``, never failing the call).
 
     >>> from toolform_rules import sample_toolset
     >>> report = validate_arguments(
@@ -117,7 +120,20 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk",
     program = tool.programs.get(profile if limits is DEFAULT_LIMITS else (profile, limits))
     if program is None:
         program = program_for(tool, profile, limits)
-    return program.run(arguments)
+    if policy is None:
+        return program.run(arguments)
+    return policy.apply(program.run(arguments), tool.name, arguments,
+                        norm=lambda: normalised_arguments(arguments, tool, limits), tool=tool)
+
+
+def normalised_arguments(arguments: dict[str, Any], tool: Tool, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """``normalize_call``'s arguments (strictness ``normalized``) for a tool already resolved; ``{}`` when too deep."""
+    program = normaliser_for(tool, "normalized", limits)
+    try:
+        normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
+    except RecursionError:
+        return {}
+    return dict(arguments) if normalised is arguments else normalised
 
 
 def validate_call(call: Any, tool: Tool | None, *, limits: Limits = DEFAULT_LIMITS) -> ValidationReport:

@@ -115,3 +115,51 @@ class LimitExceeded(ToolformRulesError):
         self.limit = limit
         self.value = value
         super().__init__(message)
+
+
+class EvaluationError(ToolformRulesError):
+    """A constraint expression that cannot be evaluated on one call.
+
+    ``kind`` says why: ``missing`` (an argument or key is absent), ``type`` (a value of
+    the wrong type), ``value`` (a value the function cannot read, e.g. an address with no
+    ``@``) or ``budget`` (the evaluation would cost more than its budget).  The policy
+    engine turns it into a finding (fail closed) unless the constraint says ``on_error: skip``.
+
+    >>> str(EvaluationError("lower() wants a string, got a number", kind="type"))
+    'lower() wants a string, got a number'
+    """
+
+    def __init__(self, message: str, *, kind: str = "value") -> None:
+        self.kind = kind
+        super().__init__(message)
+
+
+class PolicyError(LocatedError):
+    """A policy file that cannot be used: every problem found, each with its place.
+
+    ``problems`` holds one :class:`LocatedError` per problem (file, line, column, what
+    was expected); the message lists them all, each with the offending line and a caret.
+    """
+
+    def __init__(self, problems: list[LocatedError], *, excerpts: dict[str, list[str]] | None = None) -> None:
+        self.problems = list(problems)
+        self.excerpts = excerpts or {}
+        first = self.problems[0] if self.problems else None
+        super().__init__(self._summary(), source=first.source if first else None,
+                         line=first.line if first else None, column=first.column if first else None,
+                         field=first.field if first else None)
+
+    def _summary(self) -> str:
+        lines = [f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} in the policy:"]
+        for problem in self.problems:
+            lines.append(str(problem))
+            text = self.excerpts.get(problem.source or "")
+            if text and problem.line is not None and 0 < problem.line <= len(text):
+                source_line = text[problem.line - 1].rstrip("\n")
+                lines.append(f"    {source_line}")
+                if problem.column is not None:
+                    lines.append("    " + " " * (problem.column - 1) + "^")
+        return "\n".join(lines)
+
+    def _render(self) -> str:
+        return self.message

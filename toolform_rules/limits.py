@@ -31,3 +31,33 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+@attrs.frozen(cache_hash=True)
+class PolicyLimits:
+    """How large a policy may be and how much one constraint may cost to evaluate.
+
+    Expressions are written by reviewed authors but evaluated on model-written values:
+    the size limits bound what a policy can ask, the budget bounds what one call can
+    cost whatever its arguments hold.
+
+    >>> PolicyLimits().evaluation_budget
+    100000
+    """
+
+    #: the longest expression, in characters
+    max_expression_chars: int = 4_000
+    #: the deepest nesting of an expression's tree
+    max_expression_depth: int = 48
+    #: the most nodes one expression may have (its static cost)
+    max_expression_nodes: int = 1_000
+    #: the cost units one evaluation of a constraint may spend: one per node, the length of
+    #: each list a quantifier walks times its body's size, one per 64 characters a string
+    #: function reads, the length of each list ``in`` searches
+    evaluation_budget: int = 100_000
+    #: the largest policy file, in bytes
+    max_file_bytes: int = 1_000_000
+    #: how deep ``include:`` may nest
+    max_include_depth: int = 8
+    #: the most constraints a policy (with its includes) may hold
+    max_constraints: int = 10_000

@@ -14,11 +14,12 @@ from typing import Any
 
 import attrs
 
-from .engine import normaliser_for, program_for, validate_arguments
+from .engine import normalised_arguments, program_for, validate_arguments
 from .ir import Schema, Tool
 from .limits import DEFAULT_LIMITS, Limits
 from .loaders import load_tools
 from .names import canonical_name
+from .policy import Policy
 from .protocols import get_protocol, protocol_ids
 from .protocols.base import Extraction, Protocol, RawCall
 from .protocols.typing import type_values
@@ -231,14 +232,17 @@ def _coerce_text(text: Any) -> tuple[str, str]:
 
 
 def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", validate: bool = True,
-                lenient_fallback: bool = False, profile: str = "sdk", limits: Limits = DEFAULT_LIMITS) -> ParsedReply:
+                lenient_fallback: bool = False, profile: str = "sdk", policy: Policy | None = None,
+                limits: Limits = DEFAULT_LIMITS) -> ParsedReply:
     """The calls a reply holds, in ``protocol_id``'s syntax, graded under ``rule``.
 
     ``rule``: ``main`` (each protocol's own parser; text formats re-nest an argument written
     flat that belongs inside an object), ``symmetric`` (that repair under every protocol) or
     ``as_written`` (a call that would need it is refused).  ``lenient_fallback``: when the
     asked protocol finds nothing, any protocol's syntax, each call marked
-    ``lenient:<protocol>`` (refused under ``as_written``).  Never raises for model text.
+    ``lenient:<protocol>`` (refused under ``as_written``).  ``policy``: each accepted
+    call's report also holds the policy's findings (with ``validate``; ``norm`` is the
+    call's normalised arguments).  Never raises for model text.
 
     >>> from toolform_rules import sample_toolset
     >>> reply = parse_reply('Sure. {"name": "LegalDraftV3", "arguments": {"counterparty": "Acme", '
@@ -278,7 +282,7 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
     text_values = (get_protocol(matched).info.text_values if lenient_calls else protocol.info.text_values)
     for raw in extraction.calls:
         graded = _grade(raw, toolset, rule=rule, text_values=text_values, lenient=matched if lenient_calls else "",
-                        validate=validate, profile=profile, limits=limits)
+                        validate=validate, profile=profile, limits=limits, policy=policy)
         if graded.resolved_name is None:
             hallucinated.append(raw.name)
         (calls if graded.accepted else rejected).append(graded)
@@ -292,7 +296,7 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
 
 
 def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, lenient: str, validate: bool,
-           profile: str, limits: Limits) -> ParsedCall:
+           profile: str, limits: Limits, policy: Policy | None = None) -> ParsedCall:
     tool = toolset.get(raw.name)
     if tool is None:
         return ParsedCall(raw.name, raw.arguments, None, None, False, _unknown(raw, toolset, profile, validate),
@@ -314,18 +318,10 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
                           f"read with {lenient}'s syntax, not the asked protocol's")
     normalized = normalised_arguments(arguments, tool, limits)
     report = program_for(tool, profile, limits).run(arguments) if validate else None
+    if report is not None and policy is not None:
+        report = policy.apply(report, tool.name, arguments, norm=normalized, tool=tool)
     return ParsedCall(raw.name, arguments, tool.name, normalized, report.ok if report is not None else True,
                       report.to_dict() if report is not None else None, tuple(repairs), True, "", report)
-
-
-def normalised_arguments(arguments: dict[str, Any], tool: Tool, limits: Limits) -> dict[str, Any]:
-    """``normalize_call``'s arguments (strictness ``normalized``), for a tool already resolved."""
-    program = normaliser_for(tool, "normalized", limits)
-    try:
-        normalised = program.normalise(arguments) if program.normalise is not None else dict(arguments)
-    except RecursionError:
-        return {}
-    return dict(arguments) if normalised is arguments else normalised
 
 
 def _unknown(raw: RawCall, toolset: Toolset, profile: str, validate: bool) -> dict[str, Any] | None:

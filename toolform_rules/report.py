@@ -39,12 +39,27 @@ def json_pointer(path: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-class Finding(NamedTuple):
-    """One error: the rule that fired, its bucket, the argument's path, the message, the rule's source.
+@attrs.frozen
+class PolicyStamp:
+    """Which policy made a finding: its name, version and the sha256 digest of its files."""
 
-    ``source`` is ``file:line`` of the rule's declaration in ``rules/*.yaml``.  (An
-    immutable named tuple rather than an attrs class: findings are made on the error
-    path of every invalid call, and a tuple is made three times faster.)
+    name: str
+    version: Any
+    digest: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"name": self.name, "version": self.version, "sha256": self.digest}
+
+
+class Finding(NamedTuple):
+    """One error (or warning): the rule that fired, its bucket, the argument's path, the message, the rule's source.
+
+    ``source`` is ``file:line`` of the rule's declaration (``rules/*.yaml`` or a policy
+    file); ``policy`` names the policy a custom constraint came from; ``severity`` is
+    ``error`` or (policies only) ``warning``.  (An immutable named tuple rather than an
+    attrs class: findings are made on the error path of every invalid call, and a tuple
+    is made three times faster.)
     """
 
     rule: str
@@ -52,11 +67,17 @@ class Finding(NamedTuple):
     path: tuple[str | int, ...]
     message: str
     source: str
+    severity: str = "error"
+    policy: PolicyStamp | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with the path as a JSON pointer."""
-        return {"rule": self.rule, "bucket": self.bucket, "path": json_pointer(self.path),
-                "message": self.message, "source": self.source}
+        """A JSON-ready dict with the path as a JSON pointer (and the policy, for a custom constraint)."""
+        out: dict[str, Any] = {"rule": self.rule, "bucket": self.bucket, "path": json_pointer(self.path),
+               "message": self.message, "source": self.source}
+        if self.policy is not None:
+            out["severity"] = self.severity
+            out["policy"] = self.policy.to_dict()
+        return out
 
 
 @attrs.frozen
@@ -76,6 +97,8 @@ class ValidationReport:
     """
 
     findings: tuple[Finding, ...] = ()
+    #: findings of policy constraints of severity ``warning``: reported, never failing the call
+    warnings: tuple[Finding, ...] = ()
 
     @property
     def unknown_tool(self) -> bool:
@@ -134,8 +157,11 @@ class ValidationReport:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """``to_dict()`` plus the findings, JSON-ready."""
-        return {**self.to_dict(), "findings": [f.to_dict() for f in self.findings]}
+        """``to_dict()`` plus the findings (and warnings, when there are any), JSON-ready."""
+        out = {**self.to_dict(), "findings": [f.to_dict() for f in self.findings]}
+        if self.warnings:
+            out["warnings"] = [f.to_dict() for f in self.warnings]
+        return out
 
 
 VALID = ValidationReport()

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .convert import FieldValueError, structure
+from .convert import FieldValueError, one_of, structure
 from .errors import RuleFileError, UnknownProfileError
 from .yamlsource import Located, LocatedDict, load_yaml_file
 
@@ -33,15 +33,6 @@ class SourceLocation:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line is not None else self.file
-
-
-def _one_of(allowed: tuple[str, ...]) -> Any:
-    def check(_: Any, attribute: attrs.Attribute, value: str) -> None:
-        if value not in allowed:
-            raise FieldValueError(attribute.name, f"{attribute.name} must be one of {', '.join(allowed)}, "
-                                                  f"not {value!r}")
-
-    return check
 
 
 @attrs.frozen
@@ -62,14 +53,14 @@ class Rule:
 
     id: str
     op: str
-    phase: str = attrs.field(validator=_one_of(PHASES))
+    phase: str = attrs.field(validator=one_of(PHASES))
     applies_to: tuple[str, ...] = ()
-    bucket: str | None = attrs.field(default=None, validator=attrs.validators.optional(_one_of(BUCKETS)))
+    bucket: str | None = attrs.field(default=None, validator=attrs.validators.optional(one_of(BUCKETS)))
     message: str | None = None
     halts: bool = False
     unconditional: bool = False
     order: int = 0
-    listed: str = attrs.field(default="as found", validator=_one_of(("as found", "in argument order")))
+    listed: str = attrs.field(default="as found", validator=one_of(("as found", "in argument order")))
     repairs_only_rejected: bool = False
     options: dict[str, Any] = attrs.field(factory=dict)
     description: str = ""

@@ -23,6 +23,13 @@ class Located:
     column: int | None = None
     # For a mapping: key -> (line, column) of the key; for a list: index -> (line, column).
     positions: dict[Any, tuple[int, int]]
+    # key or index -> where its scalar value starts (line, column) and its style: None (plain),
+    # "'" or '"' (quoted), "|" or ">" (block): what maps an offset in the value to the file.
+    value_marks: dict[Any, tuple[int, int, str | None]]
+
+    def value_mark(self, key: Any) -> tuple[int, int, str | None] | None:
+        """Where the scalar value of ``key`` starts, and its style; ``None`` when unknown."""
+        return getattr(self, "value_marks", {}).get(key)
 
     def position_of(self, key: Any) -> tuple[int | None, int | None]:
         """Where ``key`` (a mapping key or list index) was written, or the container's own place."""
@@ -31,6 +38,14 @@ class Located:
 
 class LocatedDict(dict, Located):
     """A ``dict`` from YAML that remembers where it and each of its keys were written."""
+
+    def without(self, *keys: Any) -> "LocatedDict":
+        """A copy without ``keys``, still knowing where everything was written."""
+        copy = LocatedDict((k, v) for k, v in self.items() if k not in keys)
+        copy.source, copy.line, copy.column = self.source, self.line, self.column
+        copy.positions = {k: v for k, v in self.positions.items() if k not in keys}
+        copy.value_marks = {k: v for k, v in getattr(self, "value_marks", {}).items() if k not in keys}
+        return copy
 
 
 class LocatedList(list, Located):
@@ -45,14 +60,16 @@ class _LocatingLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedDict:  # type: ignore[override]
         # The keys written here, before a merge (``<<: *base``) adds the base's keys, which
         # these may override: only a key written twice here is a duplicate.
-        written = [key_node for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge"]
+        written = [(key_node, value_node) for key_node, value_node in node.value
+                   if key_node.tag != "tag:yaml.org,2002:merge"]
         plain = super().construct_mapping(node, deep=True)
         located = LocatedDict(plain)
         located.source = self.source_name
         located.line, located.column = node.start_mark.line + 1, node.start_mark.column + 1
         located.positions = {}
+        located.value_marks = {}
         seen: set[Any] = set()
-        for key_node in written:
+        for key_node, value_node in written:
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, (list, dict)):
                 continue
@@ -66,6 +83,9 @@ class _LocatingLoader(yaml.SafeLoader):
                 )
             seen.add(key)
             located.positions[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if isinstance(value_node, yaml.ScalarNode):
+                located.value_marks[key] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1,
+                                            value_node.style)
         return located
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:  # type: ignore[override]
@@ -75,6 +95,8 @@ class _LocatingLoader(yaml.SafeLoader):
         located.positions = {
             i: (item.start_mark.line + 1, item.start_mark.column + 1) for i, item in enumerate(node.value)
         }
+        located.value_marks = {i: (item.start_mark.line + 1, item.start_mark.column + 1, item.style)
+                               for i, item in enumerate(node.value) if isinstance(item, yaml.ScalarNode)}
         return located
 
 

@@ -17,7 +17,7 @@ from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import ast_calls, grammar_read, json_calls, quick_calls
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.bfcl_python_list import BfclListValues as PythonListValues
 
 PROTOCOL_ID = "bfcl_python_list"

@@ -12,7 +12,7 @@ from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.cli_call import _tokens_fast, _tokens_grammar, quote_word, unquote_word
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
 
 P = get_protocol("cli_call")

@@ -17,7 +17,7 @@ from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.csv_call import _row_fast, _row_grammar
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
 
 P = get_protocol("csv_call")

@@ -11,7 +11,7 @@ from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_o
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.function_tags import _OWN_TAG, _by_grammar, _canonical
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.markup_family import text_of
 
 PROTOCOL = get_protocol("function_tags")

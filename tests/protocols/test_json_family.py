@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from json_family_cases import JSON_VALUES, TEXT, lenient_text, same
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.json_family import (_MISSING, Values, find_outside, lenient_json, read_grammar,
                                                   relocate, value_spans)
 from toolform_rules.protocols.values import balanced_spans

@@ -15,7 +15,7 @@ from text_family_support import (NASTY_INPUTS, ROUND_TRIP, SAMPLE, TEXT, assert_
 from toolform_rules import ToolCall, load_tools
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.key_value_call import _block_fast, _block_grammar
 from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
 

@@ -11,7 +11,7 @@ from text_family_support import (NASTY_INPUTS, ROUND_TRIP, SAMPLE, TEXT, assert_
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.pipe_call import SPECIALS, _fields_fast, _fields_grammar
 from toolform_rules.protocols.text_family import (MAX_GRAMMAR_CHARS, backslash_escape, backslash_unescape, trim_field,
                                                  value_text)

@@ -17,7 +17,7 @@ from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, ast_calls, decode_python_string,
                                                   grammar_read, json_calls, py_literal, quick_calls)
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 
 P = get_protocol("python_call")
 

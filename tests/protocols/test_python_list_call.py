@@ -16,7 +16,7 @@ from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import ast_calls, grammar_read, json_calls, quick_calls
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.python_list_call import PythonListValues
 
 PROTOCOL_ID = "python_list_call"

@@ -18,7 +18,7 @@ from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import grammar_read
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.sexpr_call import SexprValues, fast_sexprs
 
 P = get_protocol("sexpr_call")

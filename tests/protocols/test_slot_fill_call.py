@@ -14,7 +14,7 @@ from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfc
 from toolform_rules import load_tools, sample_tool, sample_toolset
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.json_family import read_grammar
 from toolform_rules.protocols.slot_fill_call import _TRANSFORMER, GRAMMAR, fast_calls, grammar_calls, skeleton
 

@@ -11,7 +11,7 @@ from text_family_support import (NASTY_INPUTS, ROUND_TRIP, SAMPLE, assert_round_
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.table_call import _table_fast, _table_grammar
 from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
 

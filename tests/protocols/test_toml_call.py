@@ -13,7 +13,7 @@ from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_o
 
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.toml_call import _by_grammar, _by_tomllib, _canonical, toml_key, toml_string, toml_value
 
 PROTOCOL = get_protocol("toml_call")

@@ -10,7 +10,7 @@ from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_o
 
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.xml_call import _canonical, _extraction, _scan, _structure_by_grammar
 
 PROTOCOL = get_protocol("xml_call")

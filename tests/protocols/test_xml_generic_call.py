@@ -11,7 +11,7 @@ from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_o
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.xml_generic_call import _by_grammar, _canonical
 
 PROTOCOL = get_protocol("xml_generic_call")

@@ -12,7 +12,7 @@ from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_o
 
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.grammar import GrammarFailure
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.yaml_call import (_by_grammar, _by_libyaml, _canonical, resolve, yaml_flow, yaml_key,
                                                 yaml_string)
 

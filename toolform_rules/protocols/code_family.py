@@ -45,7 +45,7 @@ from ..calls import ToolCall
 from ..ir import Tool
 from ..toolset import Toolset
 from .base import Extraction, Protocol, RawCall
-from .grammar import GrammarFailure, Transformer, parse
+from ..grammar import GrammarFailure, Transformer, parse
 
 #: how many candidate calls one reply may have read (each costs a parse)
 MAX_ATTEMPTS = 64

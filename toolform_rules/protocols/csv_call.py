@@ -30,7 +30,7 @@ from ..ir import Tool
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from . import json_family
-from .grammar import Token, Tree
+from ..grammar import Token, Tree
 from .json_family import lenient_json, value_spans
 from .text_family import (Read, grammar_parse, never_raises, read_calls, resolve_tool, terminal_regex, tool_parameters,
                           value_text)

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Token, Transformer, parse
+from ..grammar import GrammarFailure, Token, Transformer, parse
 from .markup_family import GRAMMAR_LIMIT, line_column, never_raises, text_of
 from .values import loads_lenient
 

@@ -27,7 +27,7 @@ from ..toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Object, Pair, PythonFamily, Reject, call_names,
                           grammar_read, guarded, leftover_note, literal_heads, outside, strip_fence)
-from .grammar import GrammarFailure, Transformer
+from ..grammar import GrammarFailure, Transformer
 from .values import unquote
 
 OPERATION_WORDS = frozenset({"mutation", "query", "subscription"})

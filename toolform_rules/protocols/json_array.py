@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from .grammar import GrammarFailure
+from ..grammar import GrammarFailure
 from .json_family import (_MISSING, Reading, Values, calls_in, fast_json, guarded, only_whitespace, lenient_json,
                           read_grammar, read_json, report_failure, value_spans)
 from .values import strip_code_fence

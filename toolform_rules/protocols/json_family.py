@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..calls import ToolCall
 from .base import Extraction, RawCall
-from .grammar import GrammarFailure, Transformer, parse
+from ..grammar import GrammarFailure, Transformer, parse
 from .json_object import call_from_object
 from .values import JsonValues, number, unquote
 

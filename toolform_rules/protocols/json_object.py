@@ -15,7 +15,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure
+from ..grammar import GrammarFailure
 from .values import balanced_spans, loads_lenient, strip_code_fence
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")

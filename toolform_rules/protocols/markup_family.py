@@ -23,7 +23,7 @@ import re
 from typing import Any, Callable, TypeVar
 
 from .base import Extraction
-from .grammar import GrammarFailure, Transformer, load_parser
+from ..grammar import GrammarFailure, Transformer, load_parser
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
 
 #: the longest reply a grammar is run on; past this the reply is cut and a note says so

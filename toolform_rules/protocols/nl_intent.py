@@ -32,7 +32,7 @@ from ..calls import ToolCall
 from ..names import canonical_name
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, parse
+from ..grammar import GrammarFailure, parse
 from .markup_family import (Position, SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
                             never_raises, plain_value, text_of)
 

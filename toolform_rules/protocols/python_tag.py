@@ -21,7 +21,7 @@ from ..toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (CallSyntax, Items, PythonFamily, PythonValues, call_names, fast_calls, grammar_read, guarded,
                           leftover_note, outside, python_call_text)
-from .grammar import GrammarFailure
+from ..grammar import GrammarFailure
 from .json_object import call_from_object
 
 TAG = "<|python_tag|>"

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Transformer, parse
+from ..grammar import GrammarFailure, Transformer, parse
 from .markup_family import GRAMMAR_LIMIT, Position, never_raises, shifted
 from .values import balanced_spans, loads_lenient, strip_code_fence
 

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Token, Transformer, Tree
+from ..grammar import GrammarFailure, Token, Transformer, Tree
 from .text_family import (Reading, backslash_escape, backslash_unescape, grammar_parse, line_end, never_raises,
                           scan_lines, terminal_regex, trim_field, value_text, where)
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 from ..ir import Tool
 from ..toolset import Toolset
 from .base import Extraction, RawCall
-from .grammar import GrammarFailure, load_parser, parse
+from ..grammar import GrammarFailure, load_parser, parse
 
 #: the most calls read from one reply; more are noted and left
 MAX_CALLS = 1000

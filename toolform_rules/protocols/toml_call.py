@@ -36,7 +36,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Transformer, parse
+from ..grammar import GrammarFailure, Transformer, parse
 from .markup_family import GRAMMAR_LIMIT, calls_from_document, fenced_blocks, never_raises, shifted
 
 # ---------------------------------------------------------------------------------------------

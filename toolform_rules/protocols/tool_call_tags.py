@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from .grammar import GrammarFailure
+from ..grammar import GrammarFailure
 from .json_family import (_MISSING, Reading, Values, call_json, calls_in, fast_json, find_outside, guarded,
                           lenient_json, read_candidates, read_grammar, report_failure)
 from .values import strip_code_fence

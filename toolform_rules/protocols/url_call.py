@@ -26,7 +26,7 @@ from urllib.parse import quote, quote_plus, unquote_plus
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from .grammar import Token, Transformer, Tree
+from ..grammar import Token, Transformer, Tree
 from .text_family import (Read, grammar_parse, kebab_argument_name, kebab_tool_name, never_raises, read_calls,
                           resolve_tool, terminal_regex, value_text)
 

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from .grammar import GrammarFailure, Token, Transformer, parse
+from ..grammar import GrammarFailure, Token, Transformer, parse
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'",
             "0": "\0"}

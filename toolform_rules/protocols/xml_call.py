@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .grammar import GrammarFailure, Token, Transformer, parse
+from ..grammar import GrammarFailure, Token, Transformer, parse
 from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, tag_attribute, text_of, xml_escape, xml_text,
                             xml_unescape)
 

@@ -4,8 +4,8 @@ A grammar file in ``grammars/`` is the source of truth for a format.  ``load_par
 builds an LALR parser for it once (``%import`` of the shared pieces resolves inside
 ``grammars/``); ``parse`` runs it and turns any Lark error into a
 :class:`GrammarFailure` that says where the grammar stopped (line, column) and what it
-expected there.  Protocol modules receive trees and transform them with their own
-``Transformer``; nothing past the protocols sees Lark.
+expected there.  Protocol modules and the policy expression reader receive trees and transform them
+with their own ``Transformer``; nothing past them sees Lark.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
+                             VisitError)
 
-from ..errors import ToolformRulesError
+from .errors import ToolformRulesError
 
-__all__ = ["GrammarFailure", "Token", "Transformer", "Tree", "grammars_directory", "load_parser", "parse", "v_args"]
+__all__ = ["GrammarFailure", "Token", "Transformer", "Tree", "grammars_directory", "load_parser", "parse", "transform",
+           "v_args"]
 
 
 def grammars_directory() -> Path:
     """Where the grammar files are: inside the installed package, else the source tree."""
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parent
     for candidate in (here / "grammars", here.parent / "grammars"):
         if candidate.is_dir():
             return candidate
@@ -49,11 +51,11 @@ class GrammarFailure(ToolformRulesError):
 
 
 @functools.cache
-def load_parser(name: str, start: str = "start") -> Lark:
-    """The LALR parser of ``grammars/<name>.lark`` (built once)."""
+def load_parser(name: str, start: str = "start", positions: bool = False) -> Lark:
+    """The LALR parser of ``grammars/<name>.lark`` (built once); ``positions`` fills each tree's ``meta``."""
     directory = grammars_directory()
     text = (directory / f"{name}.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", start=start, import_paths=[directory], propagate_positions=False,
+    return Lark(text, parser="lalr", start=start, import_paths=[directory], propagate_positions=positions,
                 maybe_placeholders=False)
 
 
@@ -83,9 +85,9 @@ def _pretty(terminals: Any, parser: Lark) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def parse(name: str, text: str, start: str = "start") -> Tree:
+def parse(name: str, text: str, start: str = "start", positions: bool = False) -> Tree:
     """Parse ``text`` with grammar ``name``; a failure is a :class:`GrammarFailure`, never a Lark error."""
-    parser = load_parser(name, start)
+    parser = load_parser(name, start, positions)
     try:
         return parser.parse(text)
     except UnexpectedEOF as err:
@@ -104,3 +106,11 @@ def parse(name: str, text: str, start: str = "start") -> Tree:
         raise GrammarFailure(name, getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1) from None
     except (LarkError, RecursionError) as err:
         raise GrammarFailure(name, 1, 1, (), type(err).__name__) from None
+
+
+def transform(transformer: Transformer, tree: Tree) -> Any:
+    """``transformer.transform(tree)``, re-raising a callback's own exception rather than Lark's wrapper."""
+    try:
+        return transformer.transform(tree)
+    except VisitError as err:
+        raise err.orig_exc from None
