@@ -145,6 +145,9 @@ def structure(data: Any, cls: type[T], *, error: type[LocatedError] = RuleFileEr
         for container, key in reversed(trail):
             if isinstance(container, Located):
                 line, column = container.position_of(key)
+                mark = container.value_mark(key) if isinstance(leaf, FieldValueError) else None
+                if mark is not None:  # a validator refused the value: point at the value
+                    line, column = mark[0], mark[1]
                 break
         if isinstance(leaf, ForbiddenExtraKeysError):
             located = _container_at(data, trail)

@@ -83,9 +83,9 @@ class _LocatingLoader(yaml.SafeLoader):
                 )
             seen.add(key)
             located.positions[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            if isinstance(value_node, yaml.ScalarNode):
-                located.value_marks[key] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1,
-                                            value_node.style)
+            # a scalar's style maps offsets inside it to the file; a list or mapping is "?": only its start
+            located.value_marks[key] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1,
+                                        value_node.style if isinstance(value_node, yaml.ScalarNode) else "?")
         return located
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> LocatedList:  # type: ignore[override]

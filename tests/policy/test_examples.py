@@ -271,3 +271,19 @@ def test_every_property_of_the_schema_is_described(schema: dict[str, Any]) -> No
                    for key, value in part.get("properties", {}).items() if not value.get("description")]
     assert not undescribed
     assert all(part.get("description") for part in schema["$defs"].values())
+
+
+def test_the_runner_passes_every_example_and_covers_every_constraint() -> None:
+    """``toolform-rules test rules/examples``: the real runner agrees with the stand-in above."""
+    from toolform_rules.cli import main
+    from toolform_rules.policy.testing import run_tests
+
+    run = run_tests([EXAMPLES])
+    assert run.ok, run.render()
+    expected = sum(len(run_policy_tests(EXAMPLES / f"{stem}.yaml")[0]) == 0 for stem in POLICIES)
+    assert expected == len(POLICIES)
+    covered = {c.policy: c for c in run.coverage}
+    for stem in POLICIES:
+        policy = load_policy(EXAMPLES / f"{stem}.yaml")
+        assert covered[policy.name].never_exercised == [] and covered[policy.name].never_fired == []
+    assert main(["test", str(EXAMPLES), "--require-coverage"]) == 0

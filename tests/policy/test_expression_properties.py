@@ -149,10 +149,10 @@ def test_budget_bounds_the_work_and_cost_is_exact(text: str, args: dict[str, Any
     needed = AMPLE - ample.remaining  # the units spent up to the value, or up to the error
     assume(unlimited[0] == "value" or unlimited[1][0] != "budget")
 
-    for evaluate in (lambda scope: walker.run(), lambda scope: compile_expression(expression, LISTS)(scope)):
+    compiled = compile_expression(expression, LISTS)
+    for use_compiled in (False, True):
         scope = Scope(args, lists=LISTS, budget=budget)
-        walker = TreeWalker(expression, scope)
-        outcome = _outcome(lambda: evaluate(scope))
+        outcome = _outcome(lambda: compiled(scope) if use_compiled else TreeWalker(expression, scope).run())
         if needed > budget:
             assert outcome[0] == "error" and outcome[1][0] == "budget", outcome
             assert scope.remaining < 0

@@ -348,3 +348,12 @@ def test_a_files_digest_is_of_its_bytes(tmp_path):
     raw = b"policy: p\r\nconstraints: []\r\n"
     (tmp_path / "p.yaml").write_bytes(raw)
     assert load_policy(tmp_path / "p.yaml").files[0].sha256 == hashlib.sha256(raw).hexdigest()
+
+
+def test_a_test_may_name_a_constraint_of_an_included_file(tmp_path):
+    (tmp_path / "common.yaml").write_text("policy: common\nconstraints:\n  - id: common.cap\n"
+                                          "    check: args.value < 100\n")
+    (tmp_path / "main.yaml").write_text("policy: main\ninclude: [common.yaml]\ntests:\n"
+                                        "  - call: {name: legal_draft_v3, arguments: {value: 500}}\n"
+                                        "    expect: {ok: false, fired: [common.cap]}\n")
+    assert run_tests([tmp_path / "main.yaml"]).ok

@@ -45,7 +45,8 @@ def _describe_kinds(kinds: Iterable[str]) -> str:
     return " or ".join(kinds) if kinds else "nothing"
 
 
-def _resolve(schema: Schema, tool: Tool) -> Schema:
+def resolve_schema(schema: Schema, tool: Tool) -> Schema:
+    """The schema a ``$ref`` chain ends at (the schema itself when it has none)."""
     seen = 0
     while schema.ref is not None and seen < 32:
         try:
@@ -58,7 +59,7 @@ def _resolve(schema: Schema, tool: Tool) -> Schema:
 
 def schema_kinds(schema: Schema, tool: Tool) -> frozenset[str]:
     """The kinds a schema admits, in the checker's words (integer is a number)."""
-    schema = _resolve(schema, tool)
+    schema = resolve_schema(schema, tool)
     if schema.boolean is False:
         return frozenset()
     if schema.types:
@@ -73,7 +74,7 @@ def schema_kinds(schema: Schema, tool: Tool) -> frozenset[str]:
 
 def _property(schema: Schema, key: str, tool: Tool) -> tuple[Schema | None, bool]:
     """The schema of ``key`` in an object schema, and whether undeclared keys are allowed."""
-    schema = _resolve(schema, tool)
+    schema = resolve_schema(schema, tool)
     found = schema.property(key)
     if found is not None:
         return found, True
@@ -88,11 +89,11 @@ def _property(schema: Schema, key: str, tool: Tool) -> tuple[Schema | None, bool
 
 
 def _declared(schema: Schema, tool: Tool) -> list[str]:
-    return [p.name for p in _resolve(schema, tool).properties]
+    return [p.name for p in resolve_schema(schema, tool).properties]
 
 
 def _items(schema: Schema, tool: Tool) -> Schema | None:
-    schema = _resolve(schema, tool)
+    schema = resolve_schema(schema, tool)
     return schema.items
 
 
@@ -222,7 +223,7 @@ class Checker:
         kinds = frozenset().union(*(schema_kinds(s, t) for s, t in found))
         if open_ and len(found) < len(target.schemas):
             kinds = ANY
-        enums = [_resolve(s, t).enum for s, t in found]
+        enums = [resolve_schema(s, t).enum for s, t in found]
         values = tuple(v for e in enums if e is not None for v in e) \
             if all(e is not None for e in enums) and target.root == "args" else None
         items = [(i, t) for s, t in found if (i := _items(s, t)) is not None]

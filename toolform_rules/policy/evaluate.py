@@ -276,7 +276,7 @@ def compile_expression(expression: Expression, lists: dict[str, Any] | None = No
 
 #: The most units one constant sub-expression may cost to fold while compiling (nested quantifiers over
 #: long lists cost their product: computed at load time, nothing would bound them).
-_FOLD_BUDGET = 1 << 20
+_FOLD_BUDGET = 1 << 16
 
 
 class _Compiler:

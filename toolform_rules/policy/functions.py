@@ -225,6 +225,16 @@ def url_scheme(url: str) -> str:
     return locations.url_scheme(url)
 
 
+@function("is_ip", (STRING,), BOOLEAN, cost=_text_cost)
+def is_ip(text: str) -> bool:
+    """Whether the text is an IP address as ``ip_is_private`` reads it (so a host name can be told apart)."""
+    try:
+        locations.ip_is_private(text)
+    except EvaluationError:
+        return False
+    return True
+
+
 @function("ip_is_private", (STRING,), BOOLEAN, cost=_text_cost)
 def ip_is_private(address: str) -> bool:
     """Whether an IP address is not publicly routable (private, loopback, link-local...)."""

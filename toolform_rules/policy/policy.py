@@ -25,7 +25,7 @@ from ..names import canonical_name
 from ..report import Finding, PolicyStamp, ValidationReport
 from ..rules import BUCKETS, SourceLocation
 from ..yamlsource import Located, LocatedDict, load_yaml
-from .checker import check_expression
+from .checker import check_expression, resolve_schema
 from .evaluate import Compiled, Scope, compile_expression
 from .expression import Expression, ExpressionError, read_expression, reference_path
 from .functions import describe, truth
@@ -181,6 +181,9 @@ class MessageTemplate:
     compiled: tuple[str | Compiled, ...] = attrs.field(eq=False, repr=False)
 
     def render(self, scope: Scope, budget: int) -> str:
+        """The message for the call in ``scope`` (a field that cannot be evaluated shows ``?``)."""
+        if len(self.compiled) == 1 and isinstance(self.compiled[0], str):
+            return self.compiled[0]
         out: list[str] = []
         for piece in self.compiled:
             if isinstance(piece, str):
@@ -259,6 +262,16 @@ class Constraint:
     #: where ``check``, ``when`` and each ``tools[i]`` were written, for problems found later
     marks: dict[str, Mark | None] = attrs.field(factory=dict, repr=False)
 
+    @property
+    def where(self) -> str:
+        """``file:line`` of the constraint, as its findings say it."""
+        return self._where
+
+    _where: str = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_where", str(self.source))
+
     def applies_to(self, name: str) -> bool:
         """Whether the constraint is for a tool of this name."""
         return self.tools is None or any(pattern.matches(name) for pattern in self.tools)
@@ -335,10 +348,10 @@ class Policy:
         try:
             if constraint.when_fn is not None:
                 applies = constraint.when_fn(scope)
-                if applies is not True and not truth(applies, "when"):
+                if applies is not True and (applies is False or not truth(applies, "when")):
                     return None
             held = constraint.check_fn(scope)
-            if held is True or truth(held, "the check"):
+            if held is True or (held is not False and truth(held, "the check")):
                 return None
             message = constraint.message.render(scope, budget)
         except (EvaluationError, RecursionError) as err:
@@ -346,7 +359,7 @@ class Policy:
                 return None
             reason = str(err) if isinstance(err, EvaluationError) else "the value is nested too deeply"
             message = f"{constraint.id}: cannot be checked ({reason})"
-        return Finding(constraint.id, constraint.bucket, constraint.path, message, str(constraint.source),
+        return Finding(constraint.id, constraint.bucket, constraint.path, message, constraint.where,
                        constraint.severity, stamp)
 
     def apply(self, report: ValidationReport, name: str, arguments: dict[str, Any], *,
@@ -364,6 +377,8 @@ class Policy:
         findings = self.evaluate(name, arguments, norm=norm)
         if not findings:
             return report
+        if all(f.severity == "error" for f in findings):
+            return ValidationReport(report.findings + findings, report.warnings)
         errors = tuple(f for f in findings if f.severity == "error")
         warnings = tuple(f for f in findings if f.severity != "error")
         return ValidationReport(report.findings + errors, report.warnings + warnings)
@@ -382,19 +397,28 @@ def declared_names(arguments: dict[str, Any], schema: Any, tool: Tool, depth: in
     >>> declared_names({"TermMonths": 3, "contract_details": {"Status": "x"}}, tool.parameters, tool)
     {'term_months': 3, 'contract_details': {'status': 'x'}}
     """
-    from .checker import _resolve
-
     cache_key = ("policy:names", id(schema))
     names = tool.programs.get(cache_key)
-    if names is None:  # per schema node, once: the declared names and their canonical forms
-        resolved = _resolve(schema, tool)
-        names = ({p.name: p.schema for p in resolved.properties},
-                 {canonical_name(p.name): p.name for p in resolved.properties}, schema)
+    if names is None:  # per schema node, once: its names, their canonical forms, which are objects
+        resolved = resolve_schema(schema, tool)
+        declared_schemas = {p.name: p.schema for p in resolved.properties}
+        objects = frozenset(name for name, sub in declared_schemas.items() if resolve_schema(sub, tool).properties)
+        names = (declared_schemas, {canonical_name(p.name): p.name for p in resolved.properties}, objects, schema)
         tool.programs[cache_key] = names
-    declared, canonical, _ = names
+    declared, canonical, objects, _ = names
     if not declared or depth > 64:
         return arguments
-    out: dict[str, Any] | None = None
+    if arguments.keys() <= declared.keys():  # every name as declared: only nested objects may differ
+        out: dict[str, Any] | None = None
+        for name in objects & arguments.keys():
+            value = arguments[name]
+            if type(value) is dict:
+                renamed = declared_names(value, declared[name], tool, depth + 1)
+                if renamed is not value:
+                    out = dict(arguments) if out is None else out
+                    out[name] = renamed
+        return arguments if out is None else out
+    out = None
     for index, (key, value) in enumerate(arguments.items()):
         name = key
         if key not in declared:
@@ -447,7 +471,16 @@ class _Reading:
             document = structure(shell, PolicyDocument, error=PolicyFieldError, source=source)
         except PolicyFieldError as err:
             self.problems.append(err)
-            return
+            # read on without the keys the format does not know, so that their problem does not
+            # hide the constraints' own
+            known = {field.name for field in attrs.fields(PolicyDocument)}
+            if not isinstance(shell, LocatedDict) or set(shell) <= known:
+                return
+            try:
+                document = structure(shell.without(*(set(shell) - known)), PolicyDocument,
+                                     error=PolicyFieldError, source=source)
+            except PolicyFieldError:
+                return
         constraints = self.entries(data, "constraints", ConstraintSpec, source)
         tests = self.entries(data, "tests", PolicyTestSpec, source)
         document = attrs.evolve(document, constraints=tuple(c for c, _ in constraints),
@@ -539,22 +572,37 @@ def _place(mark: Mark | None, offset: int, text: str, lines: list[str]) -> tuple
     line, column, style = mark
     if style == "?":  # not a scalar: the key's own place
         return line, column
-    if style in ("|", ">"):  # the block's text starts on the next line, at its first line's indentation
+    if style in ("|", ">"):  # the block's text starts on the next line; its first line sets the indentation
+        following = lines[line:]
+        indent = next((len(c) - len(c.lstrip(" ")) for c in following if c.strip()), 0)
         consumed = 0
-        for number in range(line, len(lines)):
-            content = lines[number]
-            if not content.strip():
-                consumed += 1
-                continue
-            indent = len(content) - len(content.lstrip(" "))
-            piece = len(content) - indent
+        for number, content in enumerate(following, start=line):
+            piece = len(content[indent:]) if content.strip() else 0
             if offset <= consumed + piece:
                 return number + 1, indent + offset - consumed + 1
             consumed += piece + 1
         return line, column
     if "\n" in text[:offset]:  # a plain or quoted scalar folded over lines: its first line
         return line, column
-    return line, column + offset + (1 if style in ("'", '"') else 0)
+    if style in ("'", '"') and 0 < line <= len(lines):
+        return line, column + 1 + _raw_width(lines[line - 1][column:], offset, style)
+    return line, column + offset
+
+
+def _raw_width(raw: str, offset: int, style: str) -> int:
+    """How many characters of a quoted scalar's source (after its opening quote) write its first
+    ``offset`` characters: an escape (``\\"``, ``\\x41``, ``''``) is several characters of source for one."""
+    position = 0
+    for _ in range(offset):
+        if position >= len(raw):
+            break
+        if style == '"' and raw[position] == "\\":
+            position += {"x": 4, "u": 6, "U": 10}.get(raw[position + 1:position + 2], 2)
+        elif style == "'" and raw.startswith("''", position):
+            position += 2
+        else:
+            position += 1
+    return position
 
 
 def _read(text: Any, container: Any, key: Any, source: str, field: str, reading: _Reading,
@@ -721,6 +769,7 @@ def _build(reading: _Reading, tools: list[Tool] | None) -> Policy:
     seen: dict[str, str] = {}
     mask: list[tuple[str | int, ...]] = []
     tests: list[tuple[PolicyTestSpec, SourceLocation]] = []
+    named: list[tuple[Any, str, tuple[int | None, int | None]]] = []  # ids the tests name, and where
     for document, data, source, raw_constraints, raw_tests in reading.documents:
         for index, text in enumerate(document.mask):
             path = mask_path(text)
@@ -748,15 +797,19 @@ def _build(reading: _Reading, tools: list[Tool] | None) -> Policy:
         for index, test in enumerate(document.tests):
             container = raw_tests[index]
             tests.append((test, SourceLocation(source, container.line if isinstance(container, Located) else None)))
+            expect = container.get("expect") if isinstance(container, dict) else None
+            for key in ("fired", "not_fired"):
+                listed = expect.get(key) if isinstance(expect, dict) else None
+                for position, name in enumerate(listed if isinstance(listed, list) else []):
+                    named.append((name, source, _place(_mark(listed, position), 0, "", reading.texts.get(source, []))))
+    for name, source, (line, column) in named:  # once every file is read: a test may name an included constraint
+        if name not in seen:
+            reading.problems.append(PolicyFieldError(f"the test names constraint {name!r}, which the policy does "
+                                                     f"not declare", source=source, line=line, column=column,
+                                                     field="expect"))
     if len(constraints) > reading.limits.max_constraints:
         reading.problems.append(RuleFileError(f"the policy has {len(constraints)} constraints; the limit is "
                                               f"{reading.limits.max_constraints}", source=reading.files[0].path))
-    for test, location in tests:
-        for listed in (test.expect.fired or ()) + test.expect.not_fired:
-            if listed not in seen:
-                reading.problems.append(PolicyFieldError(f"the test names constraint {listed!r}, which the policy "
-                                                         f"does not declare", source=location.file,
-                                                         line=location.line, field="expect"))
     policy = Policy(top.policy, top.version, top.description, tuple(reading.files), tuple(constraints), lists,
                     tuple(mask), tuple(tests), top.toolset, reading.limits, reading.texts)
     raise_problems(reading.problems, reading.texts)

@@ -43,7 +43,8 @@ class TestResult:
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.line is not None else self.file
+        file = shown(self.file)
+        return f"{file}:{self.line}" if self.line is not None else file
 
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "where": self.where, "name": self.name, "passed": self.passed,
@@ -117,7 +118,7 @@ class TestRun:
         for item in self.coverage:
             total = len(item.constraints)
             done = total - len(item.never_exercised)
-            line = f"coverage {item.policy} ({item.file}): {done}/{total} constraints exercised"
+            line = f"coverage {item.policy} ({shown(item.file)}): {done}/{total} constraints exercised"
             if item.never_exercised:
                 line += f"; never exercised: {', '.join(item.never_exercised)}"
             unfired = [c for c in item.never_fired if c not in item.never_exercised]
@@ -142,18 +143,26 @@ def _files(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[st
                     found.append(sibling)
         else:
             errors.append(f"{path}: no such file or directory")
-    unique = list(dict.fromkeys(p.resolve() for p in found))
+    unique = list(dict.fromkeys(Path(os.path.abspath(p)) for p in found))
     return unique, errors
+
+
+def shown(path: str | Path) -> str:
+    """A path as the table shows it: relative to the working directory when it is below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _policy_of(test_file: Path, document: TestDocument) -> Path:
     if document.policy is not None:
-        return (test_file.parent / document.policy).resolve()
+        return Path(os.path.abspath(test_file.parent / document.policy))
     stem = test_file.name
     for suffix in TEST_SUFFIXES:
         if stem.endswith(suffix):
-            return test_file.with_name(stem[:-len(suffix)] + ".yaml").resolve()
-    return test_file.resolve()
+            return Path(os.path.abspath(test_file.with_name(stem[:-len(suffix)] + ".yaml")))
+    return Path(os.path.abspath(test_file))
 
 
 def _load_tools(spec: str | None, relative_to: Path) -> Toolset | None:
