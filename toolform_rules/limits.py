@@ -61,3 +61,6 @@ class PolicyLimits:
     max_include_depth: int = 8
     #: the most constraints a policy (with its includes) may hold
     max_constraints: int = 10_000
+    #: the most cost units a sub-expression of literals and lists may take to compute while the
+    #: policy loads (a costlier one is computed per call, under ``evaluation_budget``)
+    fold_budget: int = 65_536

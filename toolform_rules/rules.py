@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .convert import FieldValueError, one_of, structure
+from .convert import one_of, structure
 from .errors import RuleFileError, UnknownProfileError
 from .yamlsource import Located, LocatedDict, load_yaml_file
 

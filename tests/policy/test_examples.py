@@ -20,7 +20,7 @@ import yaml
 from toolform_rules import load_policy, load_tools, validate_arguments
 from toolform_rules.convert import structure
 from toolform_rules.errors import PolicyError, RuleFileError
-from toolform_rules.policy.policy import (ON_ERROR, SEVERITIES, ConstraintSpec, ExpectSpec, PolicyDocument,
+from toolform_rules.policy.document import (ON_ERROR, SEVERITIES, ConstraintSpec, ExpectSpec, PolicyDocument,
                                           PolicyTestSpec, TestCallSpec, TestDocument)
 from toolform_rules.rules import BUCKETS
 

@@ -357,3 +357,10 @@ def test_a_test_may_name_a_constraint_of_an_included_file(tmp_path):
                                         "  - call: {name: legal_draft_v3, arguments: {value: 500}}\n"
                                         "    expect: {ok: false, fired: [common.cap]}\n")
     assert run_tests([tmp_path / "main.yaml"]).ok
+
+
+def test_explain_sees_the_arguments_as_validation_does():
+    policy = load_policy("policy: p\nconstraints:\n  - id: p.term\n    check: args.term_months <= 12\n")
+    given = {"name": "legal_draft_v3", "arguments": {"counterparty": "A", "value": 1, "TermMonths": 48}}
+    (item,) = explain(given, policy, sample_toolset()).constraints
+    assert item.outcome == "fired" and (item.check[1].text, item.check[1].value) == ("args.term_months", 48)

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from toolform_rules import ToolCall, Toolset, load_tools, sample_toolset
-from toolform_rules.ir import Schema, Tool
+from toolform_rules.ir import Schema
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.typing import type_values
 

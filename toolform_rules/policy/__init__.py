@@ -8,6 +8,7 @@
 (False, 'demo.cap')
 """
 
-from .policy import Constraint, Policy, load_policy
+from .loading import load_policy
+from .policy import Constraint, Policy
 
 __all__ = ["Constraint", "Policy", "load_policy"]

@@ -252,17 +252,20 @@ _SCALAR_TESTS: dict[str, Callable[[Any, Any], bool]] = {
 # (not ``in``: ``1 in 2`` is a TypeError in Python, and a string search is charged by its length)
 
 
-def compile_expression(expression: Expression, lists: dict[str, Any] | None = None) -> Compiled:
+def compile_expression(expression: Expression, lists: dict[str, Any] | None = None, *,
+                       fold_budget: int = 65_536) -> Compiled:
     """The expression as a closure over a :class:`Scope` (charges its size, then evaluates).
 
-    ``lists``: the policy's lists, when known, so that ``x in lists.name`` is a set lookup.
+    ``lists``: the policy's lists, when known, so that ``x in lists.name`` is a set lookup and
+    what reads only literals and lists is computed now — when that costs at most
+    ``fold_budget`` units (more is left to run time, under the evaluation's budget).
 
     >>> from .expression import read_expression
     >>> check = compile_expression(read_expression("args.amount <= 10000"))
     >>> check(Scope({"amount": 20000})), check(Scope({"amount": 5}))
     (False, True)
     """
-    body = _Compiler(expression, lists).compile(expression.root)
+    body = _Compiler(expression, lists, fold_budget).compile(expression.root)
     cost = expression.cost
 
     def run(scope: Scope) -> Any:
@@ -274,15 +277,13 @@ def compile_expression(expression: Expression, lists: dict[str, Any] | None = No
     return run
 
 
-#: The most units one constant sub-expression may cost to fold while compiling (nested quantifiers over
-#: long lists cost their product: computed at load time, nothing would bound them).
-_FOLD_BUDGET = 1 << 16
-
-
 class _Compiler:
-    def __init__(self, expression: Expression, lists: dict[str, Any] | None) -> None:
+    def __init__(self, expression: Expression, lists: dict[str, Any] | None, fold_budget: int) -> None:
         # unknown lists (None) are the scope's, at run time: ``lists.x`` is then no constant
         self.expression, self.lists, self.lists_known = expression, lists or {}, lists is not None
+        # folding runs while the policy loads, where no call's budget applies: nested quantifiers
+        # over long lists cost their product, so a constant costlier than this is left to run time
+        self.fold_budget = fold_budget
 
     def compile(self, node: Node) -> Compiled:  # noqa: C901  (one branch per node kind)
         if not isinstance(node, (Literal, Name)) and _constant(node, self.lists_known):
@@ -294,7 +295,7 @@ class _Compiler:
         """A sub-expression of literals and lists only, computed now by the tree-walker; at run time it
         charges what the walker charged and gives what it gave (a value, or the same error)."""
         sub = Expression(self.expression.text, node, _size(node))
-        scope = Scope({}, lists=self.lists, budget=_FOLD_BUDGET)
+        scope = Scope({}, lists=self.lists, budget=self.fold_budget)
         walker = TreeWalker(sub, scope)
         try:
             value: Any = walker.evaluate(node)
@@ -303,7 +304,7 @@ class _Compiler:
             if err.kind == "budget":  # too costly to compute while loading: left to run time and its budget
                 return getattr(self, "_" + type(node).__name__.lower())(node)  # type: ignore[no-any-return]
             value, failure = None, err
-        units = _FOLD_BUDGET - scope.remaining
+        units = self.fold_budget - scope.remaining
         if failure is not None:
             message, kind = str(failure), failure.kind
 

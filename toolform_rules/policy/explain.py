@@ -16,7 +16,7 @@ from ..errors import EvaluationError
 from .evaluate import Scope, TreeWalker
 from .expression import ROOTS, Expression, Literal, Name, Node
 from .functions import describe
-from .policy import Constraint, Policy
+from .policy import Constraint, Policy, declared_names
 
 
 @attrs.frozen
@@ -178,9 +178,11 @@ def explain(call: Any, policy: Policy, tools: Any = None) -> Explanation:
         from ..engine import _toolset, normalised_arguments
 
         tool = _toolset(tools).get(name)
-        if tool is not None:
+        if tool is not None and isinstance(arguments, dict):
             name = tool.name
-            norm = (lambda: normalised_arguments(arguments, tool))  # noqa: E731
+            written = arguments
+            norm = (lambda: normalised_arguments(written, tool))  # noqa: E731
+            arguments = declared_names(written, tool.parameters, tool)  # as validation's policy sees them
     scope = policy.scope(str(name), arguments if isinstance(arguments, dict) else {}, norm)
     budget = policy.limits.evaluation_budget
     out = []

@@ -1,10 +1,8 @@
-"""Policy files: their format, loading them (with includes), checking them, and applying them to calls.
+"""A loaded policy: its constraints compiled, applied to calls, every finding stamped.
 
-A policy file is YAML, structured by the one cattrs converter into the ``*Spec`` classes
-below (unknown keys refused).  :func:`load_policy` reads it and every file it includes,
-reads every expression, checks them all (against the tools, when given) and raises one
-:class:`PolicyError` listing every problem with file, line, column and a caret — or
-returns a :class:`Policy`, whose constraints are compiled to closures once.
+:class:`Policy` holds what :func:`~toolform_rules.policy.loading.load_policy` read: its
+files and their digests, its lists and masks, and its :class:`Constraint` s, each compiled
+once to closures.  ``apply`` adds a policy's findings to a :class:`ValidationReport`.
 """
 
 from __future__ import annotations
@@ -12,116 +10,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import attrs
 
-from ..convert import FieldValueError, one_of, structure
-from ..errors import EvaluationError, LocatedError, PolicyError, RuleFileError
+from ..errors import EvaluationError, LocatedError
 from ..ir import Tool
 from ..limits import PolicyLimits
 from ..names import canonical_name
 from ..report import Finding, PolicyStamp, ValidationReport
-from ..rules import BUCKETS, SourceLocation
-from ..yamlsource import Located, LocatedDict, load_yaml
+from ..rules import SourceLocation
 from .checker import check_expression, resolve_schema
-from .evaluate import Compiled, Scope, compile_expression
+from .document import PolicyFieldError, PolicyTestSpec
+from .evaluate import Compiled, Scope
 from .expression import Expression, ExpressionError, read_expression, reference_path
 from .functions import describe, truth
+from .places import Mark, locate, place, raise_problems
 
-SEVERITIES = ("error", "warning")
-ON_ERROR = ("fail", "skip")
-
-
-def _version(_: Any, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise FieldValueError(attribute.name, f"version must be an integer or a string, not {value!r}")
-
-
-def _some_tools(attribute: Any, value: tuple[str, ...] | None) -> None:
-    if value is not None and not value:
-        raise FieldValueError(attribute.name, "tools must name at least one tool (leave it out for every tool)")
-
-
-def _identifier(_: Any, attribute: Any, value: str) -> None:
-    if not value.strip() or any(c.isspace() for c in value):
-        raise FieldValueError(attribute.name, f"{attribute.name} must be a non-empty word without spaces, "
-                                              f"not {value!r}")
-
-
-@attrs.frozen
-class ConstraintSpec:
-    """One constraint as written: ``check`` must hold for calls of ``tools`` (all tools when absent) when ``when`` holds."""
-
-    id: str = attrs.field(validator=_identifier)
-    check: str
-    tools: tuple[str, ...] | None = attrs.field(default=None, validator=lambda _, a, v: _some_tools(a, v))
-    when: str | None = None
-    message: str | None = None
-    severity: str = attrs.field(default="error", validator=one_of(SEVERITIES))
-    bucket: str = attrs.field(default="constraint_errors", validator=one_of(BUCKETS))
-    on_error: str = attrs.field(default="fail", validator=one_of(ON_ERROR))
-    description: str = ""
-
-
-@attrs.frozen
-class TestCallSpec:
-    """The call a policy test makes."""
-
-    __test__ = False  # not a pytest test class, whatever its name
-
-    name: str
-    arguments: dict[str, Any] = attrs.field(factory=dict)
-
-
-@attrs.frozen
-class ExpectSpec:
-    """What a policy test expects: the verdict, exactly which constraints fire, which must not."""
-
-    ok: bool | None = None
-    fired: tuple[str, ...] | None = None
-    not_fired: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class PolicyTestSpec:
-    """One test: a call and what the policy must say of it."""
-
-    __test__ = False  # not a pytest test class, whatever its name
-
-    call: TestCallSpec
-    expect: ExpectSpec
-    name: str = ""
-
-
-@attrs.frozen
-class PolicyDocument:
-    """A policy file as written."""
-
-    policy: str = attrs.field(validator=_identifier)
-    version: Any = attrs.field(default=1, validator=_version)
-    description: str = ""
-    include: tuple[str, ...] = ()
-    toolset: str | None = None
-    lists: dict[str, tuple[Any, ...]] = attrs.field(factory=dict)
-    mask: tuple[str, ...] = ()
-    constraints: tuple[ConstraintSpec, ...] = ()
-    tests: tuple[PolicyTestSpec, ...] = ()
-
-
-@attrs.frozen
-class TestDocument:
-    """A ``*_test.yaml`` file: tests of the policy beside it (or the one ``policy`` names)."""
-
-    __test__ = False  # not a pytest test class, whatever its name
-
-    tests: tuple[PolicyTestSpec, ...]
-    policy: str | None = None
-    toolset: str | None = None
-
-
-# --- runtime -------------------------------------------------------------------------------
 
 @attrs.frozen
 class PolicyFile:
@@ -140,6 +45,12 @@ class ToolPattern:
 
     @classmethod
     def read(cls, text: str) -> ToolPattern:
+        """A pattern as written in ``tools:``; its literal pieces canonical, so ``Send_*`` is ``send*``.
+
+        >>> pattern = ToolPattern.read("Send_*")
+        >>> pattern.parts, pattern.matches("send-payment"), pattern.matches("resend")
+        (('send', '*'), True, False)
+        """
         parts: list[str] = []
         literal = ""
         for char in text:
@@ -201,7 +112,11 @@ class MessageTemplate:
 
 def shown_value(value: Any, limit: int = 200) -> str:
     """A value as a message shows it: a string as itself, anything else as JSON; control
-    characters escaped (a message reaches terminals and logs) and the whole shortened."""
+    characters escaped (a message reaches terminals and logs) and the whole shortened.
+
+    >>> print(shown_value("Acme\x1b[2J"), shown_value(["a", 1, None]), shown_value(True))
+    Acme\\x1b[2J ["a", 1, null] true
+    """
     if isinstance(value, str):
         text = value
     else:
@@ -214,11 +129,17 @@ def shown_value(value: Any, limit: int = 200) -> str:
 
 
 def split_template(text: str) -> list[tuple[int, str, bool]]:
-    """``(offset, text, is_field)`` pieces of a message template; an unbalanced brace is an error."""
+    """``(offset, text, is_field)`` pieces of a message template; an unbalanced brace is an error.
+
+    >>> split_template("amount {args.amount} over {{cap}}")
+    [(0, 'amount ', False), (8, 'args.amount', True), (20, ' over {cap}', False)]
+    """
     pieces: list[tuple[int, str, bool]] = []
-    literal, i = "", 0
+    literal, start, i = "", 0, 0
     while i < len(text):
         char = text[i]
+        if not literal:
+            start = i
         if char in "{}" and text[i:i + 2] in ("{{", "}}"):
             literal += char
             i += 2
@@ -228,7 +149,7 @@ def split_template(text: str) -> list[tuple[int, str, bool]]:
                 raise ExpressionError("a '{' is never closed; write {{ for a brace", offset=i, text=text,
                                       expected=("}",))
             if literal:
-                pieces.append((i - len(literal), literal, False))
+                pieces.append((start, literal, False))
                 literal = ""
             pieces.append((i + 1, text[i + 1:end], True))
             i = end + 1
@@ -238,7 +159,7 @@ def split_template(text: str) -> list[tuple[int, str, bool]]:
             literal += char
             i += 1
     if literal:
-        pieces.append((len(text) - len(literal), literal, False))
+        pieces.append((start, literal, False))
     return pieces
 
 
@@ -329,6 +250,13 @@ class Policy:
 
         ``name`` is the tool's name; ``norm`` the normalised arguments (or how to compute
         them), used only by constraints that read ``norm``.
+
+        >>> from toolform_rules import load_policy
+        >>> policy = load_policy("policy: p\\nconstraints:\\n  - id: p.to\\n    check: endswith(args.to, '.example')\\n")
+        >>> [(f.rule, f.path, f.message) for f in policy.evaluate("send", {"to": "eve@evil.com"})]
+        [('p.to', ('to',), "p.to: endswith(args.to, '.example') does not hold")]
+        >>> policy.evaluate("send", {"to": "ann@corp.example"})
+        ()
         """
         constraints = self.constraints_for(name)
         if not constraints:
@@ -371,6 +299,12 @@ class Policy:
         as written): the schema's rules accept ``Memo`` or ``termMonths`` for ``memo`` and
         ``term_months``, so a constraint on ``args.memo`` must see it too, or a model could
         step around the constraint by changing a name's case.
+
+        >>> from toolform_rules import load_policy, sample_tool
+        >>> from toolform_rules.report import VALID
+        >>> policy = load_policy("policy: p\\nconstraints:\\n  - id: p.term\\n    check: args.term_months <= 12\\n")
+        >>> policy.apply(VALID, "legal_draft_v3", {"TermMonths": 48}, tool=sample_tool()).constraint_errors
+        ['p.term: args.term_months <= 12 does not hold']
         """
         if tool is not None:
             arguments = declared_names(arguments, tool.parameters, tool)
@@ -384,7 +318,16 @@ class Policy:
         return ValidationReport(report.findings + errors, report.warnings + warnings)
 
     def check_tools(self, tools: Iterable[Tool]) -> None:
-        """Check every constraint against ``tools``; a :class:`PolicyError` lists every problem."""
+        """Check every constraint against ``tools``; a :class:`PolicyError` lists every problem.
+
+        >>> from toolform_rules import load_policy, sample_toolset
+        >>> load_policy("policy: p\\nconstraints:\\n  - id: p.x\\n    check: args.nope > 1\\n").check_tools(
+        ...     sample_toolset().tools)
+        Traceback (most recent call last):
+        ...
+        toolform_rules.errors.PolicyError: 1 problem in the policy:
+        <policy>:4:12, field 'p.x.check': unknown argument 'nope': legal_draft_v3 declares auto_renew, ...
+        """
         raise_problems(_tool_problems(self, list(tools)), self.texts)
 
 
@@ -435,225 +378,12 @@ def declared_names(arguments: dict[str, Any], schema: Any, tool: Tool, depth: in
     return arguments if out is None else out
 
 
-# --- loading ---------------------------------------------------------------------------------
-
-@attrs.define
-class _Reading:
-    """The state of one load: files read, problems found."""
-
-    limits: PolicyLimits
-    files: list[PolicyFile] = attrs.Factory(list)
-    texts: dict[str, list[str]] = attrs.Factory(dict)
-    problems: list[LocatedError] = attrs.Factory(list)
-    documents: list[tuple[PolicyDocument, Any, str, list[Any], list[Any]]] = attrs.Factory(list)
-    reading: list[str] = attrs.Factory(list)
-
-    def read(self, text: str, source: str, base: Path | None, depth: int, raw: bytes | None = None) -> None:
-        raw = text.encode("utf-8") if raw is None else raw
-        if len(raw) > self.limits.max_file_bytes:
-            self.problems.append(RuleFileError(f"the policy is larger than {self.limits.max_file_bytes} bytes",
-                                               source=source))
-            return
-        self.files.append(PolicyFile(source, hashlib.sha256(raw).hexdigest()))  # the bytes, as sha256sum sees them
-        self.texts[source] = text.split("\n")
-        try:
-            data = load_yaml(text, source=source, max_bytes=self.limits.max_file_bytes)
-        except RuleFileError as err:
-            self.problems.append(err)
-            return
-        if not isinstance(data, dict):
-            self.problems.append(RuleFileError("a policy file is a mapping with policy:, constraints:...",
-                                               source=source, line=1, column=1))
-            return
-        # each constraint and test apart, so that one bad entry does not hide the others' problems
-        shell = data.without("constraints", "tests") if isinstance(data, LocatedDict) else data
-        try:
-            document = structure(shell, PolicyDocument, error=PolicyFieldError, source=source)
-        except PolicyFieldError as err:
-            self.problems.append(err)
-            # read on without the keys the format does not know, so that their problem does not
-            # hide the constraints' own
-            known = {field.name for field in attrs.fields(PolicyDocument)}
-            if not isinstance(shell, LocatedDict) or set(shell) <= known:
-                return
-            try:
-                document = structure(shell.without(*(set(shell) - known)), PolicyDocument,
-                                     error=PolicyFieldError, source=source)
-            except PolicyFieldError:
-                return
-        constraints = self.entries(data, "constraints", ConstraintSpec, source)
-        tests = self.entries(data, "tests", PolicyTestSpec, source)
-        document = attrs.evolve(document, constraints=tuple(c for c, _ in constraints),
-                                tests=tuple(t for t, _ in tests))
-        self.documents.append((document, data, source, [c for _, c in constraints],  # type: ignore[arg-type]
-                               [t for _, t in tests]))
-        for index, included in enumerate(document.include):
-            line, column = data["include"].position_of(index) if isinstance(data.get("include"), Located) \
-                else (None, None)
-            self.include(included, source, base, depth + 1, line, column)
-
-    def entries(self, data: dict[str, Any], key: str, cls: type[Any], source: str) -> list[tuple[Any, Any]]:
-        """The entries of list ``key`` that structure, each with its YAML mapping; problems for the others."""
-        raw = data.get(key, [])
-        if not isinstance(raw, list):
-            line, column = data.position_of(key) if isinstance(data, Located) else (None, None)
-            self.problems.append(PolicyFieldError(f"{key} must be a list", source=source, line=line, column=column,
-                                                  field=key))
-            return []
-        out = []
-        for index, entry in enumerate(raw):
-            if key == "constraints" and isinstance(entry, LocatedDict):
-                # ``check: false`` (a constraint that always fires) is YAML's boolean; read it as the expression
-                booleans = [k for k in ("check", "when") if isinstance(entry.get(k), bool)]
-                if booleans:
-                    entry = entry.without()
-                    for name in booleans:
-                        entry[name] = "true" if entry[name] else "false"
-                    raw[index] = entry
-            try:
-                out.append((structure(entry, cls, error=PolicyFieldError, source=source,
-                                      field_prefix=f"{key}[{index}]"), entry))
-            except PolicyFieldError as err:
-                if err.line is None and isinstance(raw, Located):
-                    err = PolicyFieldError(err.message, source=source, line=raw.position_of(index)[0],
-                                           column=raw.position_of(index)[1], field=err.field)
-                self.problems.append(err)
-        return out
-
-    def include(self, name: str, parent: str, base: Path | None, depth: int, line: Any, column: Any) -> None:
-        where = {"source": parent, "line": line, "column": column, "field": "include"}
-        if depth > self.limits.max_include_depth:
-            self.problems.append(RuleFileError(f"includes nest deeper than {self.limits.max_include_depth}", **where))
-            return
-        if base is None:
-            base = Path.cwd()
-        path = (base / name)
-        key = str(path.resolve())
-        if key in self.reading:
-            self.problems.append(RuleFileError(f"{name} includes itself (through {' -> '.join(self.reading)})",
-                                               **where))
-            return
-        try:
-            raw = path.read_bytes()
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
-            self.problems.append(RuleFileError(f"cannot include {name}: {reason}", **where))
-            return
-        self.reading.append(key)
-        try:
-            self.read(text, str(path), path.parent, depth, raw)
-        finally:
-            self.reading.pop()
-
-
-class PolicyFieldError(LocatedError):
-    """One problem of a policy file's structure (a key, a value of the wrong kind)."""
-
-
-Mark = tuple[int, int, "str | None"]
-
-
-def _mark(container: Any, key: Any) -> Mark | None:
-    """Where ``container[key]``'s scalar starts (line, column, style), from the YAML reader."""
-    if not isinstance(container, Located):
-        return None
-    mark = container.value_mark(key)
-    if mark is not None:
-        return mark
-    line, column = container.position_of(key)
-    return (line, column, "?") if line is not None and column is not None else None
-
-
-def _place(mark: Mark | None, offset: int, text: str, lines: list[str]) -> tuple[int | None, int | None]:
-    """Where offset ``offset`` of a scalar that starts at ``mark`` is in its file (line, column)."""
-    if mark is None:
-        return None, None
-    line, column, style = mark
-    if style == "?":  # not a scalar: the key's own place
-        return line, column
-    if style in ("|", ">"):  # the block's text starts on the next line; its first line sets the indentation
-        following = lines[line:]
-        indent = next((len(c) - len(c.lstrip(" ")) for c in following if c.strip()), 0)
-        consumed = 0
-        for number, content in enumerate(following, start=line):
-            piece = len(content[indent:]) if content.strip() else 0
-            if offset <= consumed + piece:
-                return number + 1, indent + offset - consumed + 1
-            consumed += piece + 1
-        return line, column
-    if "\n" in text[:offset]:  # a plain or quoted scalar folded over lines: its first line
-        return line, column
-    if style in ("'", '"') and 0 < line <= len(lines):
-        return line, column + 1 + _raw_width(lines[line - 1][column:], offset, style)
-    return line, column + offset
-
-
-def _raw_width(raw: str, offset: int, style: str) -> int:
-    """How many characters of a quoted scalar's source (after its opening quote) write its first
-    ``offset`` characters: an escape (``\\"``, ``\\x41``, ``''``) is several characters of source for one."""
-    position = 0
-    for _ in range(offset):
-        if position >= len(raw):
-            break
-        if style == '"' and raw[position] == "\\":
-            position += {"x": 4, "u": 6, "U": 10}.get(raw[position + 1:position + 2], 2)
-        elif style == "'" and raw.startswith("''", position):
-            position += 2
-        else:
-            position += 1
-    return position
-
-
-def _read(text: Any, container: Any, key: Any, source: str, field: str, reading: _Reading,
-          limits: PolicyLimits) -> Expression | None:
-    try:
-        return read_expression(text, limits)
-    except ExpressionError as err:
-        reading.problems.append(_locate(err, _mark(container, key), source, field, reading.texts.get(source, [])))
-        return None
-
-
-def _locate(err: ExpressionError, mark: Mark | None, source: str, field: str, lines: list[str],
-            offset_shift: int = 0, whole: str | None = None) -> LocatedError:
-    line, column = _place(mark, err.offset + offset_shift, whole if whole is not None else err.text, lines)
-    return PolicyFieldError(err.message, source=source, line=line, column=column, field=field)
-
-
-def _compile_message(spec: ConstraintSpec, container: Any, source: str, reading: _Reading,
-                     lists: dict[str, Any]) -> MessageTemplate | None:
-    if spec.message is None:
-        text = f"{spec.id}: {spec.check} does not hold"
-        return MessageTemplate((text,), (text,))
-    mark, lines, field = _mark(container, "message"), reading.texts.get(source, []), f"{spec.id}.message"
-    try:
-        pieces = split_template(spec.message)
-    except ExpressionError as err:
-        reading.problems.append(_locate(err, mark, source, field, lines))
-        return None
-    parts: list[str | Expression] = []
-    problems: list[LocatedError] = []
-    for offset, piece, is_field in pieces:
-        if not is_field:
-            parts.append(piece)
-            continue
-        try:
-            expression = read_expression(piece, reading.limits)
-        except ExpressionError as err:
-            problems.append(_locate(err, mark, source, field, lines, offset, spec.message))
-            continue
-        problems.extend(_locate(problem, mark, source, field, lines, offset, spec.message)
-                        for problem in check_expression(expression, None, lists, want_boolean=False))
-        parts.append(expression)
-    reading.problems.extend(problems)
-    if problems:
-        return None
-    compiled = tuple(p if isinstance(p, str) else compile_expression(p, lists) for p in parts)
-    return MessageTemplate(tuple(parts), compiled)
-
-
 def mask_path(text: str) -> tuple[str | int, ...] | None:
-    """``args.card.number`` as the path ``("card", "number")``; ``None`` for anything but such a path."""
+    """``args.card.number`` as the path ``("card", "number")``; ``None`` for anything but such a path.
+
+    >>> mask_path("args.card.number"), mask_path("args.items[0]"), mask_path("lower(args.x)")
+    (('card', 'number'), ('items', 0), None)
+    """
     try:
         found = reference_path(read_expression(text).root)
     except ExpressionError:
@@ -672,7 +402,7 @@ def _tool_problems(policy: Policy, tools: list[Tool]) -> list[LocatedError]:
         lines = policy.texts.get(source, [])
         for index, pattern in enumerate(constraint.tools or ()):
             if not any(pattern.matches(n) for n in names):
-                line, column = _place(constraint.marks.get(f"tools[{index}]"), 0, "", lines)
+                line, column = place(constraint.marks.get(f"tools[{index}]"), 0, "", lines)
                 problems.append(PolicyFieldError(
                     f"no tool matches {pattern.text!r}; the tools are: {', '.join(sorted(names)) or 'none'}",
                     source=source, line=line or constraint.source.line, column=column,
@@ -682,178 +412,6 @@ def _tool_problems(policy: Policy, tools: list[Tool]) -> list[LocatedError]:
             continue
         for label, expression in (("when", constraint.when), ("check", constraint.check)):
             if expression is not None:
-                problems.extend(_locate(problem, constraint.marks.get(label), source, f"{constraint.id}.{label}",
+                problems.extend(locate(problem, constraint.marks.get(label), source, f"{constraint.id}.{label}",
                                         lines) for problem in check_expression(expression, matched, policy.lists))
     return problems
-
-
-def raise_problems(problems: list[LocatedError], files: Iterable[PolicyFile] | dict[str, list[str]]) -> None:
-    """Raise one :class:`PolicyError` for all ``problems`` (nothing when there are none)."""
-    if not problems:
-        return
-    excerpts: dict[str, list[str]] = {}
-    if isinstance(files, dict):
-        excerpts = files
-    else:
-        for file in files:
-            try:
-                excerpts[file.path] = Path(file.path).read_text(encoding="utf-8").split("\n")
-            except (OSError, UnicodeDecodeError):
-                continue
-    problems = sorted(problems, key=lambda p: (p.source or "", p.line or 0, p.column or 0))
-    raise PolicyError(problems, excerpts=excerpts)
-
-
-def _looks_like_text(source: str) -> bool:
-    return "\n" in source or ": " in source or source.lstrip().startswith("{")
-
-
-def load_policy(source: str | os.PathLike[str], *, tools: Any = None, limits: PolicyLimits = PolicyLimits(),
-                base: str | os.PathLike[str] | None = None) -> Policy:
-    """Read, check and compile a policy: a file's path, or the YAML text itself.
-
-    ``tools`` (anything :func:`~toolform_rules.load_tools` reads): also check the policy
-    against them — every ``tools:`` entry must match a tool, every argument must exist,
-    every comparison must be able to hold.  ``base``: where a text's ``include:`` paths
-    start (default: the file's directory, or the working directory for a text).  All
-    problems are raised together as one :class:`PolicyError`.
-
-    >>> policy = load_policy('''
-    ... policy: caps
-    ... version: 2
-    ... constraints:
-    ...   - id: caps.value
-    ...     tools: [legal_draft_v3]
-    ...     check: args.value <= 1000
-    ...     message: "value {args.value} is over 1000"
-    ... ''')
-    >>> [f.message for f in policy.evaluate("legal_draft_v3", {"value": 5000})]
-    ['value 5000 is over 1000']
-    """
-    reading = _Reading(limits)
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and not _looks_like_text(source)):
-        path = Path(source)
-        try:
-            raw = path.read_bytes()
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
-            raise PolicyError([RuleFileError(f"cannot read the policy: {reason}", source=str(path))]) from None
-        reading.reading.append(str(path.resolve()))
-        reading.read(text, str(path), Path(base) if base is not None else path.parent, 0, raw)
-    elif isinstance(source, str):
-        reading.read(source, "<policy>", Path(base) if base is not None else None, 0)
-    else:
-        raise PolicyError([RuleFileError(f"a policy is a path or YAML text, not {type(source).__name__}")])
-    toolset = None
-    if tools is not None:
-        from ..engine import _toolset
-        toolset = _toolset(tools)
-    policy = _build(reading, list(toolset.tools) if toolset is not None else None)
-    return policy
-
-
-def _build(reading: _Reading, tools: list[Tool] | None) -> Policy:
-    if not reading.documents:
-        raise_problems(reading.problems or [RuleFileError("no policy was read")], reading.texts)
-    top = reading.documents[0][0]
-    lists: dict[str, list[Any]] = {}
-    for document, data, source, _, _ in reading.documents:
-        for name, values in document.lists.items():
-            if name in lists:
-                line, column = data["lists"].position_of(name)
-                reading.problems.append(PolicyFieldError(f"list {name!r} is declared twice", source=source,
-                                                         line=line, column=column, field=f"lists.{name}"))
-            lists[name] = list(values)
-    constraints: list[Constraint] = []
-    seen: dict[str, str] = {}
-    mask: list[tuple[str | int, ...]] = []
-    tests: list[tuple[PolicyTestSpec, SourceLocation]] = []
-    named: list[tuple[Any, str, tuple[int | None, int | None]]] = []  # ids the tests name, and where
-    for document, data, source, raw_constraints, raw_tests in reading.documents:
-        for index, text in enumerate(document.mask):
-            path = mask_path(text)
-            if path is None:
-                line, column = data["mask"].position_of(index)
-                reading.problems.append(PolicyFieldError(
-                    f"a mask is a path into the arguments, like args.card.number; not {text!r}",
-                    source=source, line=line, column=column, field=f"mask[{index}]"))
-            else:
-                mask.append(path)
-        for index, spec in enumerate(document.constraints):
-            container = raw_constraints[index]
-            line = container.line if isinstance(container, Located) else None
-            where = f"{source}:{line}" if line is not None else source
-            constraint = _constraint(spec, container, source, line, reading, lists, tools)
-            if spec.id in seen:
-                id_line, id_column = container.position_of("id") if isinstance(container, Located) else (line, None)
-                reading.problems.append(PolicyFieldError(f"constraint id {spec.id!r} is already used at "
-                                                         f"{seen[spec.id]}", source=source, line=id_line,
-                                                         column=id_column, field=f"{spec.id}.id"))
-                continue
-            seen[spec.id] = where
-            if constraint is not None:
-                constraints.append(constraint)
-        for index, test in enumerate(document.tests):
-            container = raw_tests[index]
-            tests.append((test, SourceLocation(source, container.line if isinstance(container, Located) else None)))
-            expect = container.get("expect") if isinstance(container, dict) else None
-            for key in ("fired", "not_fired"):
-                listed = expect.get(key) if isinstance(expect, dict) else None
-                for position, name in enumerate(listed if isinstance(listed, list) else []):
-                    named.append((name, source, _place(_mark(listed, position), 0, "", reading.texts.get(source, []))))
-    for name, source, (line, column) in named:  # once every file is read: a test may name an included constraint
-        if name not in seen:
-            reading.problems.append(PolicyFieldError(f"the test names constraint {name!r}, which the policy does "
-                                                     f"not declare", source=source, line=line, column=column,
-                                                     field="expect"))
-    if len(constraints) > reading.limits.max_constraints:
-        reading.problems.append(RuleFileError(f"the policy has {len(constraints)} constraints; the limit is "
-                                              f"{reading.limits.max_constraints}", source=reading.files[0].path))
-    policy = Policy(top.policy, top.version, top.description, tuple(reading.files), tuple(constraints), lists,
-                    tuple(mask), tuple(tests), top.toolset, reading.limits, reading.texts)
-    raise_problems(reading.problems, reading.texts)
-    return policy
-
-
-def _constraint(spec: ConstraintSpec, container: Any, source: str, line: int | None, reading: _Reading,
-                lists: dict[str, Any], tools: list[Tool] | None) -> Constraint | None:
-    """Read, check and compile one constraint (its problems go to ``reading``)."""
-    lines = reading.texts.get(source, [])
-    patterns = tuple(ToolPattern.read(t) for t in spec.tools) if spec.tools is not None else None
-    marks: dict[str, Mark | None] = {"check": _mark(container, "check"), "when": _mark(container, "when")}
-    raw_tools = container.get("tools") if isinstance(container, dict) else None
-    for index in range(len(spec.tools or ())):
-        marks[f"tools[{index}]"] = _mark(raw_tools, index)
-    matched = None
-    if tools is not None:
-        names = [t.name for t in tools]
-        for index, pattern in enumerate(patterns or ()):
-            if not any(pattern.matches(n) for n in names):
-                at_line, at_column = _place(marks[f"tools[{index}]"], 0, "", lines)
-                reading.problems.append(PolicyFieldError(
-                    f"no tool matches {pattern.text!r}; the tools are: {', '.join(sorted(names)) or 'none'}",
-                    source=source, line=at_line or line, column=at_column, field=f"{spec.id}.tools"))
-        matched = [t for t in tools if patterns is None or any(p.matches(t.name) for p in patterns)] or None
-    check = _read(spec.check, container, "check", source, f"{spec.id}.check", reading, reading.limits)
-    when = _read(spec.when, container, "when", source, f"{spec.id}.when", reading, reading.limits) \
-        if spec.when is not None else None
-    ok = check is not None and (spec.when is None or when is not None)
-    for label, expression in (("check", check), ("when", when)):
-        if expression is None:
-            continue
-        # names, functions, lists and kinds; arguments too when the tools are known
-        for problem in check_expression(expression, matched, lists):
-            reading.problems.append(_locate(problem, _mark(container, label), source, f"{spec.id}.{label}", lines))
-            ok = False
-        if expression.cost > reading.limits.evaluation_budget:
-            reading.problems.append(PolicyFieldError(
-                f"the expression costs {expression.cost} steps; the evaluation budget is "
-                f"{reading.limits.evaluation_budget}", source=source, line=line, field=f"{spec.id}.{label}"))
-            ok = False
-    message = _compile_message(spec, container, source, reading, lists)
-    if not ok or check is None or message is None:
-        return None
-    return Constraint(spec.id, check, when, message, patterns, spec.severity, spec.bucket, spec.on_error,
-                      spec.description, SourceLocation(source, line), check.argument_path(),
-                      compile_expression(check, lists), compile_expression(when, lists) if when else None, marks)

@@ -21,7 +21,9 @@ from ..errors import LocatedError, ToolformRulesError
 from ..toolset import Toolset
 from ..yamlsource import Located, load_yaml_file
 from .explain import explain
-from .policy import Policy, PolicyFieldError, PolicyTestSpec, TestDocument, load_policy
+from .document import PolicyFieldError, PolicyTestSpec, TestDocument
+from .loading import load_policy
+from .policy import Policy
 
 TEST_SUFFIXES = ("_test.yaml", "_test.yml")
 

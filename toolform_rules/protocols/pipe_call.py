@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import Token, Transformer, Tree
+from ..grammar import Transformer, Tree
 from .text_family import (Read, backslash_escape, backslash_unescape, grammar_parse, never_raises, read_calls,
                           resolve_tool, terminal_regex, trim_field, value_text)
 
