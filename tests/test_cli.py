@@ -198,6 +198,13 @@ def test_demo_exits_0_and_shows_the_seed_messages_and_rule_sources(capsys):
                      '"counterparty": "acme", "value": 5.0, "term_months": 12, "auto_renew": true',
                      "rules/study.yaml:"):
         assert expected in out
+    # the policy step: a call the schema accepts, refused by a constraint; a warning that does not refuse
+    policy_part = out[out.index("A policy: rules/examples/contracts.yaml"):]
+    for expected in ("schema: valid; with the policy:", "invalid, 1 error",
+                     "a 36-month contract is capped at 100000; this one is worth 250000",
+                     "contracts.value-cap  at value  rules/examples/contracts.yaml:", "warning  auto-renewing",
+                     "check args.value <= 100000  →  false"):
+        assert expected in policy_part
 
 
 def test_rules_lists_a_profile(capsys):

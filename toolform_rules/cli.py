@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -373,6 +374,11 @@ DEMO_REPLIES: tuple[tuple[str, str], ...] = (
 )
 
 #: The demo's sloppy call, shown before and after normalize_call.
+DEMO_POLICY_CALLS = [
+    {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 250000, "term_months": 36}},
+    {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 9000, "term_months": 48,
+                                             "autoRenew": True}},
+]
 DEMO_SLOPPY = {"name": "legal_draft_v3",
                "arguments": {"counterparty": " Acme ", "value": "5", "term_months": 12, "auto_renew": "yes"}}
 
@@ -415,11 +421,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out.append(_indent(text, "   | "))
         out.append(_indent(render_reply(parse_reply(text, tools, protocol_id)), "   "))
         out.append("")
+    number += 1
+    out.extend(_demo_policy(number, tools))
     out.append(f"Try one yourself: {PROG} validate '{_dump(DEMO_CALLS[1][1])}'")
     out.append(f"              or: echo 'legal_draft_v3(counterparty=\"Acme\", value=1, term_months=2)' | "
                f"{PROG} parse --protocol python_call")
     print("\n".join(out))
     return EXIT_VALID
+
+
+def _demo_policy(number: int, tools: Toolset) -> list[str]:
+    """The demo's last step: calls the schema accepts, decided by the example policy for the sample tool."""
+    from .policy.explain import explain
+    from .rules import rules_directory
+
+    path = rules_directory() / "examples" / "contracts.yaml"
+    relative = os.path.relpath(path)  # findings name the file as it was given: short from the checkout
+    policy = load_policy(relative if not relative.startswith("..") else path, tools=tools)
+    shown = f"rules/examples/{path.name}"
+    out = [f"{number}. A policy: {shown} (v{policy.version}, sha256 {policy.digest[:12]}...), "
+           f"{_plural(len(policy.constraints), 'constraint')} the schema cannot say"]
+    for call in DEMO_POLICY_CALLS:
+        report = validate_arguments(call, tools, policy=policy)
+        out.append(f"   call: {_dump(call)}")
+        out.append(f"   schema: {'valid' if validate_arguments(call, tools).ok else 'invalid'}; with the policy:")
+        out.append(_indent(render_report(call["name"], report, profile="sdk", tools=tools), "   "))
+    out.append(f"   {PROG} explain {shown} CALL shows why; for the first call:")
+    lines = explain(DEMO_POLICY_CALLS[0], policy, tools).render().splitlines()[1:]
+    first = lines[:next((i for i, line in enumerate(lines[1:], 1) if not line.startswith(" ")), len(lines))]
+    out.extend(f"   {line}" for line in first)
+    out.append("")
+    return out
 
 
 # --- rules ------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "rules" / "examples"
 SCHEMA_PATH = ROOT / "docs" / "policy.schema.json"
 POLICIES = {"payments": "payments_tools.json", "email_recipients": "email_tools.json",
-            "filesystem_paths": "filesystem_tools.json"}
+            "filesystem_paths": "filesystem_tools.json", "contracts": "contracts_tools.json"}
 
 
 def run_policy_tests(policy_path: Path) -> tuple[list[str], set[str]]:
