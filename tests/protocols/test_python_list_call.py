@@ -1,5 +1,6 @@
-"""python_list_call: round trips, the fast paths against the grammar, model-like replies against
-the reference, never raising, where the grammar stopped."""
+"""python_list_call and bfcl_python_list (the same syntax, asked for in BFCL's words): round trips,
+the fast paths against the grammar, model-like replies against the reference, never raising,
+where the grammar stopped.  Every test runs for both protocols."""
 
 from __future__ import annotations
 
@@ -17,61 +18,74 @@ from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import ast_calls, grammar_read, json_calls, quick_calls
 from toolform_rules.grammar import GrammarFailure
+from toolform_rules.protocols.bfcl_python_list import BfclListValues
 from toolform_rules.protocols.python_list_call import PythonListValues
 
-PROTOCOL_ID = "python_list_call"
-P = get_protocol(PROTOCOL_ID)
+LISTINGS = {"python_list_call": PythonListValues, "bfcl_python_list": BfclListValues}
 
 
-def grammar_calls(text: str):
-    return grammar_read(PROTOCOL_ID, PythonListValues(), text)
+class Listing:
+    """One of the two protocols: its registry entry and a reader of its grammar."""
+
+    def __init__(self, protocol_id: str) -> None:
+        self.id, self.protocol = protocol_id, get_protocol(protocol_id)
+        self.values = LISTINGS[protocol_id]
+
+    def grammar_calls(self, text: str):
+        return grammar_read(self.id, self.values(), text)
 
 
-def test_registered() -> None:
-    assert P.info.id == PROTOCOL_ID and P.info.parallel and not P.info.text_values
+# module-scoped: hypothesis refuses function-scoped fixtures, and a Listing holds no state
+@pytest.fixture(scope="module", params=sorted(LISTINGS))
+def listing(request: pytest.FixtureRequest) -> Listing:
+    return Listing(request.param)
+
+
+def test_registered(listing: Listing) -> None:
+    assert listing.protocol.info.id == listing.id and listing.protocol.info.parallel and not listing.protocol.info.text_values
 
 
 @ROUND_TRIP
 @given(calls=calls_for(SAMPLE))
-def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
-    assert_round_trip(P, calls, SAMPLE)
+def test_round_trip_sample_tool(calls: list[ToolCall], listing: Listing) -> None:
+    assert_round_trip(listing.protocol, calls, SAMPLE)
 
 
 @ROUND_TRIP
 @given(drawn=bfcl_calls())
-def test_round_trip_bfcl(drawn) -> None:
+def test_round_trip_bfcl(drawn, listing: Listing) -> None:
     toolset, calls = drawn
-    assert_round_trip(P, calls, toolset)
-    assert quick_calls(P.render_calls(calls), "list") is not None  # the usual case takes the quick path
+    assert_round_trip(listing.protocol, calls, toolset)
+    assert quick_calls(listing.protocol.render_calls(calls), "list") is not None  # the usual case takes the quick path
 
 
 @ROUND_TRIP
 @given(calls=calls_for(SAMPLE))
-def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
-    found = grammar_calls(P.render_calls(calls))
+def test_round_trip_through_the_grammar(calls: list[ToolCall], listing: Listing) -> None:
+    found = listing.grammar_calls(listing.protocol.render_calls(calls))
     assert [c.name for c in found] == [c.name for c in calls]
     for got, call in zip(found, calls):
         assert same(dict(got.items), dict(call.arguments))
 
 
-def test_the_example_is_the_reference_rendering() -> None:
-    assert P.render_calls([THE_EXAMPLE, SECOND]) == ref_render(PROTOCOL_ID, [THE_EXAMPLE, SECOND])
-    assert P.example(THE_EXAMPLE) == ref_render(PROTOCOL_ID, [THE_EXAMPLE])
-    assert_round_trip(P, [THE_EXAMPLE, SECOND], SAMPLE)
+def test_the_example_is_the_reference_rendering(listing: Listing) -> None:
+    assert listing.protocol.render_calls([THE_EXAMPLE, SECOND]) == ref_render(listing.id, [THE_EXAMPLE, SECOND])
+    assert listing.protocol.example(THE_EXAMPLE) == ref_render(listing.id, [THE_EXAMPLE])
+    assert_round_trip(listing.protocol, [THE_EXAMPLE, SECOND], SAMPLE)
 
 
-def test_an_empty_list_calls_nothing() -> None:
-    extraction = P.parse("[]")
+def test_an_empty_list_calls_nothing(listing: Listing) -> None:
+    extraction = listing.protocol.parse("[]")
     assert extraction.calls == () and extraction.compliant and "calls no tool" in extraction.notes[0]
-    assert P.render_calls([]) == "[]"
+    assert listing.protocol.render_calls([]) == "[]"
 
 
 @PROPERTY
 @given(drawn=st.lists(python_call_source(), max_size=3), sep=st.sampled_from([", ", ",", ",\n "]),
        trailing=st.booleans())
-def test_fast_paths_agree_with_the_grammar(drawn, sep: str, trailing: bool) -> None:
+def test_fast_paths_agree_with_the_grammar(drawn, sep: str, trailing: bool, listing: Listing) -> None:
     text = "[" + sep.join(t for t, _, _ in drawn) + ("," if drawn and trailing else "") + "]"
-    by_grammar = grammar_calls(text)
+    by_grammar = listing.grammar_calls(text)
     assert [c.name for c in by_grammar] == [n for _, n, _ in drawn]
     assert all(same_items(c.items, items) for c, (_, _, items) in zip(by_grammar, drawn)), text
     for reader in (json_calls, quick_calls, ast_calls):
@@ -84,7 +98,7 @@ def test_fast_paths_agree_with_the_grammar(drawn, sep: str, trailing: bool) -> N
 @PROPERTY
 @given(drawn=st.lists(python_call_source(), min_size=1, max_size=2),
        junk=st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n", max_size=3), where=st.integers(min_value=0))
-def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int, listing: Listing) -> None:
     text = "[" + ", ".join(t for t, _, _ in drawn) + "]"
     where %= len(text) + 1
     text = text[:where] + junk + text[where:]
@@ -93,7 +107,7 @@ def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: in
         if fast is None:
             continue
         try:
-            by_grammar = grammar_calls(text)
+            by_grammar = listing.grammar_calls(text)
         except GrammarFailure:
             pytest.fail(f"{reader.__name__} read what the grammar refuses: {text!r}")
         assert len(fast) == len(by_grammar) and all(same_items(a.items, b.items) for a, b in zip(fast, by_grammar))
@@ -117,8 +131,8 @@ AGREE = [
 
 
 @pytest.mark.parametrize("text", AGREE)
-def test_model_like_replies_agree_with_the_reference(text: str) -> None:
-    assert_agrees(P, text)
+def test_model_like_replies_agree_with_the_reference(text: str, listing: Listing) -> None:
+    assert_agrees(listing.protocol, text)
 
 
 DIVERGE = [
@@ -140,41 +154,45 @@ DIVERGE = [
 
 
 @pytest.mark.parametrize(("text", "expected"), DIVERGE)
-def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
+def test_replies_where_we_differ_from_the_reference(text: str, expected, listing: Listing) -> None:
     """Each case names its divergence and its reason in the comment above it."""
-    assert_calls(P, text, expected)
+    assert_calls(listing.protocol, text, expected)
 
 
-def test_compliance() -> None:
-    assert P.parse('[legal_draft_v3(counterparty="a"), probe_tool(s="b")]').compliant
-    assert P.parse('```python\n[legal_draft_v3(counterparty="a")]\n```').compliant
-    assert P.parse('[legal-draft-v3(counterparty="a", value=007)]').compliant  # the grammar's part of the syntax
-    two = P.parse('[legal_draft_v3(counterparty="a")]\n[probe_tool(s="b")]')
+def test_compliance(listing: Listing) -> None:
+    assert listing.protocol.parse('[legal_draft_v3(counterparty="a"), probe_tool(s="b")]').compliant
+    assert listing.protocol.parse('```python\n[legal_draft_v3(counterparty="a")]\n```').compliant
+    assert listing.protocol.parse('[legal-draft-v3(counterparty="a", value=007)]').compliant  # the grammar's part of the syntax
+    two = listing.protocol.parse('[legal_draft_v3(counterparty="a")]\n[probe_tool(s="b")]')
     assert not two.compliant and "2 lists" in two.notes[0]
-    bare = P.parse('legal_draft_v3(counterparty="a")')
+    bare = listing.protocol.parse('legal_draft_v3(counterparty="a")')
     assert not bare.compliant and "not in a bracketed list" in bare.notes[-1]
-    assert not P.parse('Here: [legal_draft_v3(counterparty="a")]').compliant
+    assert not listing.protocol.parse('Here: [legal_draft_v3(counterparty="a")]').compliant
 
 
 @given(text=st.text())
-def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse(text, SAMPLE), Extraction)
+def test_never_raises_on_any_text(text: str, listing: Listing) -> None:
+    assert isinstance(listing.protocol.parse(text), Extraction) and isinstance(listing.protocol.parse(text, SAMPLE), Extraction)
 
 
 @pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
+def test_never_raises_on_nasty_inputs(text: str, listing: Listing) -> None:
     started = time.perf_counter()
-    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse(text), Extraction)
+    assert isinstance(listing.protocol.parse(text, SAMPLE), Extraction) and isinstance(listing.protocol.parse(text), Extraction)
     assert time.perf_counter() - started < 10
 
 
-def test_a_malformed_list_says_where_the_grammar_stopped() -> None:
-    extraction = P.parse('[legal_draft_v3(counterparty="Acme") probe_tool(s="b")]', SAMPLE)
+def test_a_malformed_list_says_where_the_grammar_stopped(listing: Listing) -> None:
+    extraction = listing.protocol.parse('[legal_draft_v3(counterparty="Acme") probe_tool(s="b")]', SAMPLE)
     assert not extraction.compliant
     note = next(n for n in extraction.notes if "could not be read" in n)
     assert "line 1, column 38" in note and "expected ',' or ']'" in note and "found 'probe_tool'" in note
 
 
-def test_instructions() -> None:
-    text = P.instructions(SAMPLE)
-    assert "legal_draft_v3(" in text and "[" in text and "[]" in text
+def test_instructions(listing: Listing) -> None:
+    text = listing.protocol.instructions(SAMPLE)
+    if listing.id == "python_list_call":
+        assert "legal_draft_v3(" in text and "[" in text and "[]" in text
+    else:  # BFCL's own prompt
+        assert "[func_name1(param_a=value_a" in text and "nothing else" in text
+        assert text != get_protocol("python_list_call").instructions(SAMPLE)
