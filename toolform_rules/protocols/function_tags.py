@@ -37,7 +37,7 @@ from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Token, Transformer, parse
-from .markup_family import GRAMMAR_LIMIT, line_column, never_raises, text_of
+from .markup_family import GRAMMAR_LIMIT, line_column, never_raises, read_within, text_of
 from .values import loads_lenient
 
 _TEXT = r"(?:[^<]|<(?!/?(?:function|parameter)[=>]|/?tool_call>))*"
@@ -231,17 +231,7 @@ class FunctionTags(Protocol):
         fast = _canonical(text)
         if fast is not None:
             return fast
-        body = text if len(text) <= GRAMMAR_LIMIT else text[:GRAMMAR_LIMIT]
-        try:
-            extraction = _by_grammar(body)
-        except GrammarFailure as failure:
-            return Extraction((), (f"the tags could not be read: {failure.describe()}",), False)
-        except RecursionError:
-            return Extraction((), ("the reply is nested too deeply to read",), False)
-        if body is not text:
-            extraction = Extraction(extraction.calls, extraction.notes + (
-                f"only the first {GRAMMAR_LIMIT} characters were read",), False)
-        return extraction
+        return read_within(text, _by_grammar, limit=GRAMMAR_LIMIT, what="the tags")
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []

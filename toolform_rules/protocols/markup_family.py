@@ -262,6 +262,85 @@ class SentenceParts(Transformer):
 
 
 @functools.cache
+def read_within(text: str, read: Callable[[str], Extraction], *, limit: int, what: str,
+                too_deep: str = "the reply is nested too deeply to read") -> Extraction:
+    """``read`` (a grammar's reading) on the first ``limit`` characters of ``text``: a grammar's
+    failure becomes a note saying where it stopped, a cut text a note saying so.
+
+    >>> read_within("x" * 10, lambda body: Extraction((), (), True), limit=4, what="the tags").notes
+    ('only the first 4 characters were read',)
+    """
+    body = text if len(text) <= limit else text[:limit]
+    try:
+        extraction = read(body)
+    except GrammarFailure as failure:
+        return Extraction((), (f"{what} could not be read: {failure.describe()}",), False)
+    except RecursionError:
+        return Extraction((), (too_deep,), False)
+    if body is not text:
+        extraction = Extraction(extraction.calls, extraction.notes + (
+            f"only the first {limit} characters were read",), False)
+    return extraction
+
+
+def excerpt(text: str, limit: int = 40) -> str:
+    """A bit of ignored text as a note quotes it: white space folded, shortened, in quotes."""
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+SentenceRead = tuple[Any, Any, Any, str]  # (tool, arguments, period, words after the sentence)
+
+
+def read_sentences(text: str, spans: list[tuple[int, int]], quick: Callable[[str], SentenceRead | None],
+                   by_grammar: Callable[[str], SentenceRead],
+                   build: Callable[[str, SentenceRead], tuple[str, dict[str, Any], list[str]]], *,
+                   sentence_limit: int, fallback_limit: int) -> tuple[list[Any], list[str], bool]:
+    """The calls of the sentences at ``spans``: each read by ``quick`` or, failing that, by the
+    grammar (at most ``fallback_limit`` sentences: the grammar says where a sentence breaks, at a
+    cost), then made a call by ``build`` (tool, arguments, notes).  Returns the calls, the notes
+    (each with its line and column) and whether every sentence kept to the frame.
+    """
+    from .base import RawCall
+
+    calls: list[Any] = []
+    notes: list[str] = []
+    clean = True
+    fallbacks = 0
+    for start, end in spans:
+        sentence = text[start:end]
+        where = Position(text, start)
+        if len(sentence) > sentence_limit:
+            notes.append(f"{where}: a sentence longer than {sentence_limit} characters was not read")
+            clean = False
+            continue
+        read = quick(sentence)
+        if read is None:
+            fallbacks += 1
+            if fallbacks > fallback_limit:
+                if fallbacks == fallback_limit + 1:
+                    notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
+                clean = False
+                continue
+            try:
+                read = by_grammar(sentence)
+            except GrammarFailure as failure:
+                line, column = line_column(text, start)
+                notes.append(f"the sentence could not be read: line {line}, column "
+                             f"{column + failure.column - 1}: expected {' or '.join(failure.expected[:6])}"
+                             f"{', found ' + failure.found if failure.found else ''}")
+                clean = False
+                continue
+        if read[3].strip():
+            notes.append(f"{where}: words after the sentence were ignored: {excerpt(read[3])}")
+            clean = False
+        tool, arguments, more = build(sentence, read)
+        notes.extend(f"{where}: {note}" for note in more)
+        clean = clean and not more
+        calls.append(RawCall(tool, arguments, (start, end)))
+    return calls, notes, clean
+
+
 def grammar_terminals(grammar: str) -> dict[str, re.Pattern[str]]:
     """The terminals of ``grammars/<grammar>.lark`` as compiled regular expressions, by name.
 

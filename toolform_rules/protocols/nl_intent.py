@@ -31,10 +31,10 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..names import canonical_name
 from ..toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, parse
-from .markup_family import (Position, SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
-                            never_raises, plain_value, text_of)
+from .base import Extraction, Protocol, ProtocolInfo
+from ..grammar import parse
+from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,
+                            never_raises, plain_value, read_sentences, text_of)
 
 GRAMMAR = "nl_intent"
 VERBS = ("use", "call", "invoke", "run", "using", "calling")
@@ -220,11 +220,6 @@ def _arguments(sentence: str, read: Sentence, parameters: dict[str, tuple[str, b
     return values, notes
 
 
-def _excerpt(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
 class NlIntent(Protocol):
     info = ProtocolInfo(
         id="nl_intent",
@@ -239,43 +234,15 @@ class NlIntent(Protocol):
     def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
-        calls: list[RawCall] = []
-        notes: list[str] = []
-        clean = True
         spans = _sentences(text)
-        fallbacks = 0
-        for start, end in spans:
-            sentence = text[start:end]
-            where = Position(text, start)
-            if len(sentence) > _SENTENCE_LIMIT:
-                notes.append(f"{where}: a sentence longer than {_SENTENCE_LIMIT} characters was not read")
-                clean = False
-                continue
-            read = _read(sentence)
-            if read is None:
-                fallbacks += 1
-                if fallbacks > _FALLBACK_LIMIT:
-                    if fallbacks == _FALLBACK_LIMIT + 1:
-                        notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
-                    clean = False
-                    continue
-                try:
-                    read = _read_by_grammar(sentence)
-                except GrammarFailure as failure:
-                    line, column = line_column(text, start)
-                    notes.append(f"the sentence could not be read: line {line}, column "
-                                 f"{column + failure.column - 1}: expected {' or '.join(failure.expected[:6])}"
-                                 f"{', found ' + failure.found if failure.found else ''}")
-                    clean = False
-                    continue
+
+        def build(sentence: str, read: Any) -> tuple[str, dict[str, Any], list[str]]:
             tool = read[0].strip("`")
-            if read[3].strip():
-                notes.append(f"{where}: words after the sentence were ignored: {_excerpt(read[3])}")
-                clean = False
-            arguments, more = _arguments(sentence, read, _parameters(tool, tools))
-            notes.extend(f"{where}: {note}" for note in more)
-            clean = clean and not more
-            calls.append(RawCall(tool, arguments, (start, end)))
+            arguments, notes = _arguments(sentence, read, _parameters(tool, tools))
+            return tool, arguments, notes
+
+        calls, notes, clean = read_sentences(text, spans, _read, _read_by_grammar, build,
+                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT)
         if not calls:
             if _NO_TOOL.search(text):
                 return Extraction((), ("the reply says no tool fits",), True)

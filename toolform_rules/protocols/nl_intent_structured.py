@@ -28,10 +28,10 @@ from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, parse
-from .markup_family import (Position, SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside, line_column,
-                            never_raises, plain_value, text_of)
+from .base import Extraction, Protocol, ProtocolInfo
+from ..grammar import parse
+from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,
+                            never_raises, plain_value, read_sentences, text_of)
 
 GRAMMAR = "nl_intent_structured"
 _FRAME_START = re.compile(r"(?i)(?<![\w'])(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?"
@@ -159,9 +159,17 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _excerpt(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+def _call(sentence: str, read: Any) -> tuple[str, dict[str, Any], list[str]]:
+    """A read sentence's tool and arguments (each key and value unquoted; a key given twice noted)."""
+    tool, arguments = read[0], read[1]
+    values: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, raw, _ in arguments:
+        key = _unquote(key)
+        if key in values:
+            notes.append(f"argument {key!r} is given twice; the last one counts")
+        values[key] = _unquote(raw)
+    return tool.strip("`"), values, notes
 
 
 class NlIntentStructured(Protocol):
@@ -179,47 +187,9 @@ class NlIntentStructured(Protocol):
             return Extraction((), ("the reply is not text",), False)
         if _NO_TOOL.fullmatch(text):
             return Extraction((), ("the reply says no tool is needed",), True)
-        calls: list[RawCall] = []
-        notes: list[str] = []
-        clean = True
         spans = _sentences(text)
-        fallbacks = 0
-        for start, end in spans:
-            sentence = text[start:end]
-            where = Position(text, start)
-            if len(sentence) > _SENTENCE_LIMIT:
-                notes.append(f"{where}: a sentence longer than {_SENTENCE_LIMIT} characters was not read")
-                clean = False
-                continue
-            read = _read(sentence)
-            if read is None:
-                fallbacks += 1
-                if fallbacks > _FALLBACK_LIMIT:
-                    if fallbacks == _FALLBACK_LIMIT + 1:
-                        notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
-                    clean = False
-                    continue
-                try:
-                    read = _read_by_grammar(sentence)
-                except GrammarFailure as failure:
-                    line, column = line_column(text, start)
-                    notes.append(f"the sentence could not be read: line {line}, column "
-                                 f"{column + failure.column - 1}: expected {' or '.join(failure.expected[:6])}"
-                                 f"{', found ' + failure.found if failure.found else ''}")
-                    clean = False
-                    continue
-            tool, arguments, period, trail = read
-            if trail.strip():
-                notes.append(f"{where}: words after the sentence were ignored: {_excerpt(trail)}")
-                clean = False
-            values: dict[str, Any] = {}
-            for key, raw, _ in arguments:
-                key = _unquote(key)
-                if key in values:
-                    notes.append(f"{where}: argument {key!r} is given twice; the last one counts")
-                    clean = False
-                values[key] = _unquote(raw)
-            calls.append(RawCall(tool.strip("`"), values, (start, end)))
+        calls, notes, clean = read_sentences(text, spans, _read, _read_by_grammar, _call,
+                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT)
         if not calls and not notes:
             notes.append("no sentence in the frame 'Use TOOL with arg = value.' was found")
         if len(spans) >= _SENTENCES_LIMIT:

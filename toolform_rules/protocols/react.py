@@ -32,7 +32,7 @@ from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Transformer, parse
-from .markup_family import GRAMMAR_LIMIT, Position, never_raises, shifted
+from .markup_family import GRAMMAR_LIMIT, Position, never_raises, read_within, shifted
 from .values import balanced_spans, loads_lenient, strip_code_fence
 
 _LABEL = re.compile(r"^[ \t]*\*{0,2}(thought|action|action[ \t]+input|observation|final[ \t]+answer)\*{0,2}[ \t]*:"
@@ -270,20 +270,13 @@ class React(Protocol):
     def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
-        body = text if len(text) <= GRAMMAR_LIMIT else text[:GRAMMAR_LIMIT]
-        found = _steps(body)
-        if found is None:
-            try:
+        def read(body: str) -> Extraction:
+            found = _steps(body)
+            if found is None:
                 found = _steps_by_grammar(body)
-            except GrammarFailure as failure:
-                return Extraction((), (f"the steps could not be read: {failure.describe()}",), False)
-            except RecursionError:
-                return Extraction((), ("the reply is nested too deeply to read",), False)
-        extraction = _extraction(found[0], found[1], body, tools)
-        if body is not text:
-            extraction = Extraction(extraction.calls, extraction.notes + (
-                f"only the first {GRAMMAR_LIMIT} characters were read",), False)
-        return extraction
+            return _extraction(found[0], found[1], body, tools)
+
+        return read_within(text, read, limit=GRAMMAR_LIMIT, what="the steps")
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []

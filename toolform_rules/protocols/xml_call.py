@@ -31,9 +31,9 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, Token, Transformer, parse
-from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, tag_attribute, text_of, xml_escape, xml_text,
-                            xml_unescape)
+from ..grammar import Token, Transformer, parse
+from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, read_within, tag_attribute, text_of, xml_escape,
+                            xml_text, xml_unescape)
 
 _PREFIX = r"(?:[A-Za-z_][\w.-]*:)?"
 # a tag of the format: (whole tag, closing kind, opening kind, a leading name="..." attribute)
@@ -316,18 +316,8 @@ class XmlCall(Protocol):
         structure = _scan(text)
         if structure is not None:
             return _extraction(structure, text)
-        body = text if len(text) <= GRAMMAR_LIMIT else text[:GRAMMAR_LIMIT]
-        try:
-            structure = _structure_by_grammar(body)
-        except GrammarFailure as failure:
-            return Extraction((), (f"the XML could not be read: {failure.describe()}",), False)
-        except RecursionError:
-            return Extraction((), ("the XML is nested too deeply to read",), False)
-        extraction = _extraction(structure, body)
-        if body is not text:
-            extraction = Extraction(extraction.calls, extraction.notes + (
-                f"only the first {GRAMMAR_LIMIT} characters were read",), False)
-        return extraction
+        return read_within(text, lambda body: _extraction(_structure_by_grammar(body), body), limit=GRAMMAR_LIMIT,
+                           what="the XML", too_deep="the XML is nested too deeply to read")
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         lines = ["<function_calls>"]

@@ -35,9 +35,9 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, Token, Transformer, parse
-from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, tag_attribute, text_of, xml_escape, xml_text,
-                            xml_unescape)
+from ..grammar import Token, Transformer, parse
+from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, read_within, tag_attribute, text_of, xml_escape,
+                            xml_text, xml_unescape)
 
 RESERVED = frozenset({"call", "calls", "tool", "args", "arg"})
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -299,17 +299,8 @@ class XmlGenericCall(Protocol):
         fast = _canonical(text)
         if fast is not None:
             return fast
-        body = text if len(text) <= GRAMMAR_LIMIT else text[:GRAMMAR_LIMIT]
-        try:
-            extraction = _by_grammar(body)
-        except GrammarFailure as failure:
-            return Extraction((), (f"the XML could not be read: {failure.describe()}",), False)
-        except RecursionError:
-            return Extraction((), ("the XML is nested too deeply to read",), False)
-        if body is not text:
-            extraction = Extraction(extraction.calls, extraction.notes + (
-                f"only the first {GRAMMAR_LIMIT} characters were read",), False)
-        return extraction
+        return read_within(text, _by_grammar, limit=GRAMMAR_LIMIT, what="the XML",
+                           too_deep="the XML is nested too deeply to read")
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []
