@@ -262,6 +262,31 @@ class SentenceParts(Transformer):
 
 
 @functools.cache
+def sentence_value(grammar: str, text: str, pos: int) -> tuple[str, int]:
+    """The value that starts at ``pos`` in a sentence of ``grammar`` (its ``VALUE`` terminal, by the
+    plain-value fast path when it applies), and where it ends; ``("", pos)`` when there is none."""
+    quick = plain_value(grammar, text, pos)
+    if quick is not None:
+        return quick
+    value = grammar_terminals(grammar)["VALUE"].match(text, pos)
+    return (value.group(0), value.end()) if value is not None else ("", pos)
+
+
+def sentence_end(grammar: str, text: str, pos: int) -> tuple[bool, str] | None:
+    """After a sentence's last value: whether a period ends it and the words after it (its ``END``
+    and ``TRAIL`` terminals); ``None`` when anything else is left."""
+    terminals = grammar_terminals(grammar)
+    period = False
+    end = terminals["END"].match(text, pos)
+    if end is not None:
+        period, pos = True, end.end()
+    trail = ""
+    rest = terminals["TRAIL"].match(text, pos)
+    if rest is not None:
+        trail, pos = rest.group(0), rest.end()
+    return (period, trail) if pos == len(text) else None
+
+
 def read_within(text: str, read: Callable[[str], Extraction], *, limit: int, what: str,
                 too_deep: str = "the reply is nested too deeply to read") -> Extraction:
     """``read`` (a grammar's reading) on the first ``limit`` characters of ``text``: a grammar's

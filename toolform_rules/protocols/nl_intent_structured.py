@@ -31,7 +31,7 @@ from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import parse
 from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,
-                            never_raises, plain_value, read_sentences, text_of)
+                            never_raises, read_sentences, sentence_end, sentence_value, text_of)
 
 GRAMMAR = "nl_intent_structured"
 _FRAME_START = re.compile(r"(?i)(?<![\w'])(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?"
@@ -79,34 +79,14 @@ def _read(text: str) -> Sentence | None:
             equals = t["EQUALS"].match(text, key.end())
             if equals is None:
                 return None
-            pos = equals.end()
-            raw = ""
-            quick = plain_value(GRAMMAR, text, pos)
-            if quick is not None:
-                raw, pos = quick
-            else:
-                value = t["VALUE"].match(text, pos)
-                if value is not None:
-                    raw = value.group(0)
-                    pos = value.end()
+            raw, pos = sentence_value(GRAMMAR, text, equals.end())
             arguments.append((key.group(0), raw, key.start()))
             separator = t["SEP"].match(text, pos)
             if separator is None:
                 break
             pos = separator.end()
-    period = False
-    end = t["END"].match(text, pos)
-    if end is not None:
-        period = True
-        pos = end.end()
-    trail = ""
-    rest = t["TRAIL"].match(text, pos)
-    if rest is not None:
-        trail = rest.group(0)
-        pos = rest.end()
-    if pos != len(text):
-        return None
-    return tool.group(0), arguments, period, trail
+    ending = sentence_end(GRAMMAR, text, pos)
+    return None if ending is None else (tool.group(0), arguments, *ending)
 
 
 class SentenceTree(SentenceParts):
