@@ -36,8 +36,8 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, Token, Transformer, parse
-from .markup_family import GRAMMAR_LIMIT, line_column, never_raises, read_within, text_of
+from ..grammar import GrammarFailure, parse
+from .markup_family import GRAMMAR_LIMIT, TaggedReply, excerpt, line_column, never_raises, read_within, text_of
 from .values import loads_lenient
 
 _TEXT = r"(?:[^<]|<(?!/?(?:function|parameter)[=>]|/?tool_call>))*"
@@ -75,7 +75,7 @@ class _Function:
         self.closed = False
 
 
-class FunctionTagsTree(Transformer):
+class FunctionTagsTree(TaggedReply):
     """A ``function_tags.lark`` tree → the functions, the prose and the open wrappers."""
 
     def __init__(self) -> None:
@@ -107,22 +107,8 @@ class FunctionTagsTree(Transformer):
         return function
 
     def tool_call(self, items: list) -> None:
-        for item in items[1:]:
-            if isinstance(item, Token) and item.type == "TEXT" and not item.isspace():
-                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + _excerpt(item)))
-        if not (isinstance(items[-1], Token) and items[-1].type == "WRAPPER_CLOSE"):
-            self.notes.append((items[0].start_pos, "the <tool_call> wrapper is not closed"))
+        self.wrapper(items, "WRAPPER_CLOSE", "the <tool_call> wrapper is not closed")
 
-    def start(self, items: list) -> FunctionTagsTree:
-        for item in items:
-            if isinstance(item, Token):
-                self.prose.append(str(item))
-        return self
-
-
-def _excerpt(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _from_tree(tree: FunctionTagsTree, text: str) -> Extraction:
@@ -155,7 +141,7 @@ def _from_tree(tree: FunctionTagsTree, text: str) -> Extraction:
                 elif parsed is not None:
                     notes.append((at, "the function's JSON body is not an object"))
             else:
-                notes.append((at, "text between the tags was ignored: " + _excerpt(body)))
+                notes.append((at, "text between the tags was ignored: " + excerpt(body)))
         if not function.name:
             notes.append((function.start, "a <function=> without a name was skipped"))
             continue

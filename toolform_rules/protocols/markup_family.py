@@ -261,7 +261,28 @@ class SentenceParts(Transformer):
         return tool, arguments, period, trail
 
 
-@functools.cache
+class TaggedReply(Transformer):
+    """Transformer base of the tag grammars: the prose around the tags is kept (``start``), and a
+    wrapper element's stray text and missing close become notes (``wrapper``)."""
+
+    notes: list[tuple[int, str]]
+    prose: list[str]
+
+    def wrapper(self, items: list, closing: str, unclosed: str) -> None:
+        """Note the text between a wrapper's tags, and a wrapper whose last token is not ``closing``."""
+        for item in items[1:]:
+            if getattr(item, "type", None) == "TEXT" and not item.isspace():
+                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
+        if getattr(items[-1], "type", None) != closing:
+            self.notes.append((items[0].start_pos, unclosed))
+
+    def start(self, items: list) -> Any:
+        for item in items:
+            if isinstance(item, str):  # a token: prose outside every tag
+                self.prose.append(str(item))
+        return self
+
+
 def sentence_value(grammar: str, text: str, pos: int) -> tuple[str, int]:
     """The value that starts at ``pos`` in a sentence of ``grammar`` (its ``VALUE`` terminal, by the
     plain-value fast path when it applies), and where it ends; ``("", pos)`` when there is none."""
@@ -366,6 +387,7 @@ def read_sentences(text: str, spans: list[tuple[int, int]], quick: Callable[[str
     return calls, notes, clean
 
 
+@functools.cache
 def grammar_terminals(grammar: str) -> dict[str, re.Pattern[str]]:
     """The terminals of ``grammars/<grammar>.lark`` as compiled regular expressions, by name.
 

@@ -32,7 +32,7 @@ from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Transformer, parse
-from .markup_family import GRAMMAR_LIMIT, Position, never_raises, read_within, shifted
+from .markup_family import GRAMMAR_LIMIT, Position, excerpt, never_raises, read_within, shifted
 from .values import balanced_spans, loads_lenient, strip_code_fence
 
 _LABEL = re.compile(r"^[ \t]*\*{0,2}(thought|action|action[ \t]+input|observation|final[ \t]+answer)\*{0,2}[ \t]*:"
@@ -155,7 +155,7 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
         value, end, failure = _leading_object(body)
         if failure is None:
             leftover = body[end:].strip()
-            notes = [f"words after the Action Input's JSON were ignored: {_excerpt(leftover)}"] if leftover else []
+            notes = [f"words after the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
             return _object_or_value(value, notes, False, name, tools)
     elif body[0] == "[":
         try:
@@ -174,7 +174,7 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
                 found = None
             if isinstance(found, dict):
                 leftover = (body[:start] + " " + body[end:]).strip()
-                notes = [f"words around the Action Input's JSON were ignored: {_excerpt(leftover)}"] if leftover else []
+                notes = [f"words around the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
                 return found, notes, False
     if failure is not None:
         if origin is not None:
@@ -220,10 +220,6 @@ def _object_or_value(value: Any, notes: list[str], exact: bool, name: str, tools
         return {only: value}, notes, False
     return {"_raw": value}, notes + ["the Action Input is not a JSON object; it is kept under _raw"], False
 
-
-def _excerpt(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _extraction(prose: str, steps: list[Step], text: str, tools: Toolset | None) -> Extraction:

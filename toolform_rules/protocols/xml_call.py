@@ -32,8 +32,8 @@ from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import Token, Transformer, parse
-from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, read_within, tag_attribute, text_of, xml_escape,
-                            xml_text, xml_unescape)
+from .markup_family import (GRAMMAR_LIMIT, excerpt, line_column, never_raises, read_within, tag_attribute, text_of,
+                            xml_escape, xml_text, xml_unescape)
 
 _PREFIX = r"(?:[A-Za-z_][\w.-]*:)?"
 # a tag of the format: (whole tag, closing kind, opening kind, a leading name="..." attribute)
@@ -248,10 +248,6 @@ def _structure_by_grammar(text: str) -> _Structure:
     return result
 
 
-def _excerpt(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
 
 def _where(text: str, index: int) -> str:
     return "line {}, column {}".format(*line_column(text, index))
@@ -283,7 +279,7 @@ def _extraction(structure: _Structure, text: str) -> Extraction:
         notes.append(f"{_where(text, start)}: the <function_calls> block is not closed")
     for gap, at in structure.inner_prose:
         if not gap.isspace():
-            notes.append(f"{_where(text, at)}: text between the tags was ignored: {_excerpt(gap)}")
+            notes.append(f"{_where(text, at)}: text between the tags was ignored: {excerpt(gap)}")
             break
     clean = not notes
     if not calls and not notes:

@@ -35,9 +35,9 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import Token, Transformer, parse
-from .markup_family import (GRAMMAR_LIMIT, line_column, never_raises, read_within, tag_attribute, text_of, xml_escape,
-                            xml_text, xml_unescape)
+from ..grammar import Token, parse
+from .markup_family import (GRAMMAR_LIMIT, TaggedReply, excerpt, line_column, never_raises, read_within, tag_attribute,
+                            text_of, xml_escape, xml_text, xml_unescape)
 
 RESERVED = frozenset({"call", "calls", "tool", "args", "arg"})
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -81,7 +81,7 @@ class _Call:
         self.notes: list[tuple[int, str]] = []
 
 
-class XmlGenericTree(Transformer):
+class XmlGenericTree(TaggedReply):
     """An ``xml_generic_call.lark`` tree → the calls, each with its <args> element tree."""
 
     def __init__(self) -> None:
@@ -145,7 +145,7 @@ class XmlGenericTree(Transformer):
                 if item.type == "CALL_CLOSE":
                     call.closed = True
                 elif not item.isspace():
-                    call.notes.append((item.start_pos or 0, "text between the tags was ignored: " + _excerpt(item)))
+                    call.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
                 continue
             kind, value, start, closed, call.end = item
             if kind == "tool":
@@ -160,22 +160,8 @@ class XmlGenericTree(Transformer):
         return call
 
     def calls(self, items: list) -> None:
-        for item in items[1:]:
-            if isinstance(item, Token) and item.type == "TEXT" and not item.isspace():
-                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + _excerpt(item)))
-        if not (isinstance(items[-1], Token) and items[-1].type == "CALLS_CLOSE"):
-            self.notes.append((items[0].start_pos, "the <calls> element is not closed"))
+        self.wrapper(items, "CALLS_CLOSE", "the <calls> element is not closed")
 
-    def start(self, items: list) -> XmlGenericTree:
-        for item in items:
-            if isinstance(item, Token):
-                self.prose.append(str(item))
-        return self
-
-
-def _excerpt(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
@@ -184,7 +170,7 @@ def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
         return xml_unescape(raw) if ("&" in raw or "<" in raw) else raw
     for text, at in element.texts:
         if not text.isspace():
-            notes.append((at, f"text beside the elements of <{element.name}> was ignored: {_excerpt(text)}"))
+            notes.append((at, f"text beside the elements of <{element.name}> was ignored: {excerpt(text)}"))
             break
     if all(child.name == "item" for child in element.children):
         return [_value(child, notes) for child in element.children]
@@ -204,7 +190,7 @@ def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
 def _arguments(root: _Element, notes: list[tuple[int, str]]) -> dict[str, Any]:
     for text, at in root.texts:
         if not text.isspace():
-            notes.append((at, f"text inside <args> was ignored: {_excerpt(text)}"))
+            notes.append((at, f"text inside <args> was ignored: {excerpt(text)}"))
             break
     arguments: dict[str, Any] = {}
     for child in root.children:
