@@ -77,7 +77,8 @@ def _unknown_tool(name: Any, profile: str) -> ValidationReport:
     raise UnknownProfileError(f"profile {profile!r} has no unknown_tool rule")
 
 
-def _toolset(tools: Any) -> Toolset:
+def as_toolset(tools: Any) -> Toolset:
+    """``tools`` as a :class:`Toolset`: itself, one :class:`Tool`, or anything :func:`load_tools` reads."""
     if type(tools) is Toolset:
         return tools
     if isinstance(tools, Tool):
@@ -113,7 +114,7 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk", policy: P
         name, arguments = call.get("name"), call.get("arguments")
     if type(arguments) is not dict or type(name) is not str:
         name, arguments, _ = as_call(call)
-    tool = (tools if type(tools) is Toolset else _toolset(tools)).get(name)
+    tool = (tools if type(tools) is Toolset else as_toolset(tools)).get(name)
     if tool is None:
         _validation_profile(profile)
         return _unknown_tool(name, profile)

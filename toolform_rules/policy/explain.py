@@ -175,9 +175,9 @@ def explain(call: Any, policy: Policy, tools: Any = None) -> Explanation:
     name, arguments, _ = as_call(call)
     norm: Any = None
     if tools is not None:
-        from ..engine import _toolset, normalised_arguments
+        from ..engine import as_toolset, normalised_arguments
 
-        tool = _toolset(tools).get(name)
+        tool = as_toolset(tools).get(name)
         if tool is not None and isinstance(arguments, dict):
             name = tool.name
             written = arguments

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import attrs
 
 from ..errors import EvaluationError
+from ..jsonvalues import EXACT_TYPES, json_equal
 from . import locations
 
 ANY = frozenset(("null", "boolean", "number", "string", "array", "object"))
@@ -149,7 +150,7 @@ def contains(container: Any, item: Any) -> bool:
         if not isinstance(item, str):
             raise EvaluationError(f"contains() looks for a string in a string, not a {kind_of(item)}", kind="type")
         return item in container
-    return any(strict_equal(item, member) for member in container)
+    return any(json_equal(item, member) for member in container)
 
 
 class LinearPattern:
@@ -243,18 +244,6 @@ def ip_is_private(address: str) -> bool:
 
 # --- the operators' semantics, shared by both evaluators ---------------------------------------
 
-def strict_equal(left: Any, right: Any) -> bool:
-    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, lists and objects compare member-wise."""
-    left_kind, right_kind = kind_of(left), kind_of(right)
-    if left_kind != right_kind:
-        return False
-    if left_kind == "array":
-        return len(left) == len(right) and all(strict_equal(a, b) for a, b in zip(left, right))
-    if left_kind == "object":
-        return left.keys() == right.keys() and all(strict_equal(left[k], right[k]) for k in left)
-    return bool(left == right)
-
-
 def order(op: str, left: Any, right: Any) -> bool:
     """``<``, ``<=``, ``>``, ``>=`` between two numbers or two strings."""
     left_kind, right_kind = kind_of(left), kind_of(right)
@@ -274,7 +263,7 @@ def membership(item: Any, container: Any) -> bool:
     """``item in container``: a list's member, a string's substring, an object's key."""
     kind = kind_of(container)
     if kind == "array":
-        return any(strict_equal(item, member) for member in container)
+        return any(json_equal(item, member) for member in container)
     if kind in ("string", "object"):
         if not isinstance(item, str):
             raise EvaluationError(f"'in' looks for a string in a {kind}, not a {kind_of(item)}", kind="type")
@@ -297,9 +286,9 @@ def comparison_cost(op: str, left: Any, right: Any) -> int:
 def compare(op: str, left: Any, right: Any) -> bool:
     """One comparison operator."""
     if op == "==":
-        return strict_equal(left, right)
+        return json_equal(left, right)
     if op == "!=":
-        return not strict_equal(left, right)
+        return not json_equal(left, right)
     if op == "in":
         return membership(left, right)
     if op == "not in":
@@ -381,13 +370,9 @@ def item(value: Any, index: Any, where: str) -> Any:
     raise EvaluationError(f"cannot index {kind} {where} with {kind_of(index)} {describe(index)}", kind="type")
 
 
-_EXACT: dict[str, tuple[type, ...]] = {"null": (type(None),), "boolean": (bool,), "number": (int, float), "string": (str,), "array": (list,),
-          "object": (dict,)}
-
-
 def exact_types(kinds: frozenset[str]) -> frozenset[type]:
     """The Python types whose values are surely of these kinds (a subclass takes the slow, exact check)."""
-    return frozenset(cls for kind in kinds for cls in _EXACT.get(kind, ()))
+    return frozenset().union(*(EXACT_TYPES.get(kind, ()) for kind in kinds))
 
 
 def check_arguments(fn: Function, arguments: list[Any]) -> None:

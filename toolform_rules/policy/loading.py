@@ -225,8 +225,8 @@ def load_policy(source: str | os.PathLike[str], *, tools: Any = None, limits: Po
         raise PolicyError([RuleFileError(f"a policy is a path or YAML text, not {type(source).__name__}")])
     toolset = None
     if tools is not None:
-        from ..engine import _toolset
-        toolset = _toolset(tools)
+        from ..engine import as_toolset
+        toolset = as_toolset(tools)
     policy = _build(reading, list(toolset.tools) if toolset is not None else None)
     return policy
 

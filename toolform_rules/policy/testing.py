@@ -201,9 +201,9 @@ def run_tests(paths: Iterable[str | os.PathLike[str]], *, tools: Any = None) -> 
     suites: dict[Path, list[tuple[PolicyTestSpec, str, int | None, Toolset | None]]] = {}
     default_tools = None
     if tools is not None:
-        from ..engine import _toolset
+        from ..engine import as_toolset
 
-        default_tools = _toolset(tools)
+        default_tools = as_toolset(tools)
 
     def policy_at(path: Path) -> Policy | None:
         if path not in policies:
