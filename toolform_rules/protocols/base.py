@@ -55,6 +55,20 @@ class Extraction:
     compliant: bool = False
 
 
+#: the words every protocol's last-resort guard puts in its note (tests assert it never fires)
+INTERNAL_ERROR = "internal error while reading the reply"
+
+
+def internal_error(protocol_id: str, err: BaseException) -> Extraction:
+    """What a protocol returns when reading a reply failed in a way it did not foresee (a bug):
+    no calls, and one note naming the protocol and the error, never a traceback to the caller.
+
+    >>> internal_error("json_object", ZeroDivisionError()).notes
+    ('json_object: internal error while reading the reply (ZeroDivisionError)',)
+    """
+    return Extraction((), (f"{protocol_id}: {INTERNAL_ERROR} ({type(err).__name__})",), False)
+
+
 class Protocol:
     """Base class of the answer protocols; a subclass sets ``info`` and implements the three verbs."""
 

@@ -160,7 +160,8 @@ def build_call(tokens: list[tuple[str, str]], tools: Toolset | None) -> tuple[st
     return name, arguments, notes, not positional
 
 
-_SEGMENT = re.compile(r"""(?:[^'"\\\n]+|\\[\s\S]|'[^']*'|"(?:[^"\\]|\\[\s\S])*")*""")
+# a backslash before CRLF escapes the whole line end (the continuation), not just the CR
+_SEGMENT = re.compile(r"""(?:[^'"\\\n]+|\\\r\n|\\[\s\S]|'[^']*'|"(?:[^"\\]|\\[\s\S])*")*""")
 
 
 def _extent(text: str, start: int, end: int) -> int:

@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tupl
 from ..calls import ToolCall
 from ..ir import Tool
 from ..toolset import Toolset
-from .base import Extraction, Protocol, RawCall
+from .base import Extraction, Protocol, RawCall, internal_error
 from ..grammar import GrammarFailure, Transformer, parse
 
 #: how many candidate calls one reply may have read (each costs a parse)
@@ -289,7 +289,7 @@ def guarded(method: Callable[..., Extraction]) -> Callable[..., Extraction]:
         try:
             return method(self, text, tools)
         except Exception as err:  # never raise for a reply, whatever it holds
-            return Extraction((), (f"{self.info.id} could not read the reply ({type(err).__name__})",), False)
+            return internal_error(self.info.id, err)
         finally:
             _GRAMMAR_BUDGET.reset(token)
 
@@ -347,11 +347,25 @@ def _source_name(text: str, node: ast.AST) -> str:
     return "".join(segment.split())
 
 
+def _written_whole(node: ast.AST, name: str) -> bool:
+    """Whether the dotted ``name`` stands in the text as one word, as the grammar's NAME has it:
+    ``ast`` also reads ``math . factorial`` and ``(math).factorial``, which the grammar refuses."""
+    return (type(node) is ast.Name or (node.lineno == node.end_lineno  # type: ignore[attr-defined]
+            and node.end_col_offset - node.col_offset == len(name)))  # type: ignore[attr-defined]
+
+
 def _call(node: ast.AST, text: str, ascii_text: bool) -> CallSyntax:
     if type(node) is not ast.Call:
         raise Reject
     func = node.func  # type: ignore[attr-defined]
-    name = _dotted(func) if ascii_text else _source_name(text, func)
+    if ascii_text:
+        name = _dotted(func)
+        if not _written_whole(func, name):
+            raise Reject
+    else:
+        name = _source_name(text, func)
+        if not all(part.isidentifier() for part in name.split(".")) or name != ast.get_source_segment(text, func):
+            raise Reject
     items: list[tuple[str | None, Any]] = [(None, _literal(a)) for a in node.args]  # type: ignore[attr-defined]
     bare: list[str] = []
     for kw in node.keywords:  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ import re
 from typing import Any, Callable, Iterable, Sequence
 
 from ..calls import ToolCall
-from .base import Extraction, RawCall
+from .base import Extraction, RawCall, internal_error
 from ..grammar import GrammarFailure, Transformer, parse
 from .json_object import call_from_object
 from .values import JsonValues, number, unquote
@@ -421,8 +421,7 @@ def guarded(protocol_id: str, parse: Callable[[str], Extraction], text: Any) -> 
     except GrammarFailure as failure:
         return Extraction((), (f"{protocol_id}: {failure.describe()}",), False)
     except Exception as err:  # a safety net: a reply is never a crash (the tests assert it is unused)
-        return Extraction((), (f"{protocol_id}: internal error while reading the reply ({type(err).__name__})",),
-                          False)
+        return internal_error(protocol_id, err)
 
 
 def report_failure(reading: Reading, failures: Sequence[tuple[GrammarFailure, int, bool]], when_none: str,

@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any, Callable, TypeVar
 
-from .base import Extraction
+from .base import Extraction, internal_error
 from ..grammar import GrammarFailure, Transformer, load_parser
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
 
@@ -36,15 +36,16 @@ _Parse = TypeVar("_Parse", bound=Callable[..., Extraction])
 def never_raises(parse: _Parse) -> _Parse:
     """``parse`` that turns any error it did not expect into a note (a protocol's parse never raises).
 
-    >>> never_raises(lambda self, text, tools=None: 1 / 0)(None, "x").notes
-    ('the reply could not be read (ZeroDivisionError)',)
+    >>> from toolform_rules.protocols import get_protocol
+    >>> never_raises(lambda self, text, tools=None: 1 / 0)(get_protocol("react"), "x").notes
+    ('react: internal error while reading the reply (ZeroDivisionError)',)
     """
     @functools.wraps(parse)
     def guarded(self: Any, text: Any, tools: Any = None) -> Extraction:
         try:
             return parse(self, text, tools)
         except Exception as err:  # a bug must not take the reply down; the note names it
-            return Extraction((), (f"the reply could not be read ({type(err).__name__})",), False)
+            return internal_error(self.info.id, err)
     return guarded  # type: ignore[return-value]
 
 

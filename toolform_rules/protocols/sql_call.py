@@ -186,7 +186,10 @@ def fast_statement_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
             if quoted is not None:
                 value: Any = quoted.replace("''", "'") if "''" in quoted else quoted
             elif number is not None:
-                value = sql_number(number)
+                try:
+                    value = sql_number(number)
+                except ValueError:  # more digits than Python reads into an int: the grammar's note says so
+                    return None
             else:
                 value = _KEYWORDS[word.lower()]
             items.append((key, value))

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from ..ir import Tool
 from ..toolset import Toolset
-from .base import Extraction, RawCall
+from .base import Extraction, RawCall, internal_error
 from ..grammar import GrammarFailure, load_parser, parse
 
 #: the most calls read from one reply; more are noted and left
@@ -366,8 +366,7 @@ def never_raises(protocol: str, parse: Callable[[str, Toolset | None], Extractio
     except RecursionError:
         return Extraction((), (f"{protocol}: the reply is nested too deeply to read",), False)
     except Exception as err:  # noqa: BLE001 — the safety net; tests check it never fires
-        return Extraction((), (f"{protocol}: internal error while reading the reply ({type(err).__name__})",),
-                          False)
+        return internal_error(protocol, err)
 
 
 #: what reading one candidate gives: name, arguments, notes, and whether it kept to the format
