@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test corpora bench clean
 
 $(BIN)/toolform-rules: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,16 @@ $(BIN)/toolform-rules: pyproject.toml
 demo: $(BIN)/toolform-rules
 	$(BIN)/toolform-rules demo
 
-test: $(BIN)/toolform-rules
-	$(BIN)/python -m pytest -q
+# The public conformance corpora (JSON Schema Test Suite, BFCL), pinned in tools/corpora.py:
+# downloaded once into .corpora/, verified on every run.
+corpora: $(BIN)/toolform-rules
+	$(BIN)/python tools/corpora.py fetch
 
-bench: $(BIN)/toolform-rules
+test: corpora
+	$(BIN)/python -m pytest -q -n auto --durations=10
+
+bench: corpora
 	$(BIN)/python bench/validate.py
 
 clean:
-	rm -rf $(VENV) build dist
+	rm -rf $(VENV) build dist .corpora

@@ -50,7 +50,10 @@ except ImportError:  # pragma: no cover
     ref_load_tools = ref_sample_toolset = ref_validate_arguments = None
 
 ROOT = Path(__file__).resolve().parent.parent
-BFCL_MULTIPLE = ROOT.parent / "shared" / "data" / "bfcl" / "BFCL_v4_multiple.json"
+sys.path.insert(0, str(ROOT / "tools"))
+import corpora  # noqa: E402  (tools/corpora.py: the pinned BFCL release, fetched by `make corpora`)
+
+BFCL_MULTIPLE = corpora.folder(corpora.by_name("bfcl")) / "BFCL_v4_multiple.json"
 
 # ---------------------------------------------------------------------------------------------
 # The cases

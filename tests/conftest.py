@@ -1,12 +1,14 @@
-"""Shared fixtures: where the shared test data lives, and the reference oracle."""
+"""The suite's setup: the pinned corpora are checked before anything is collected, and CI
+draws the same hypothesis examples on every run."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from support import corpora
 
 # In CI the generated examples are the same on every run (a failure there is reproducible,
 # never a roll of the dice); locally each run draws new ones.
@@ -14,13 +16,9 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
 
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """``../shared/data`` beside the project root (CI lays it there)."""
-    if not SHARED_DATA.is_dir():
-        raise RuntimeError(f"the shared test data is missing: expected {SHARED_DATA}")
-    return SHARED_DATA
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop at once, with one message, when a corpus the tests read is missing or corrupt."""
+    problem = corpora.problems()
+    if problem is not None:
+        raise pytest.UsageError(f"the test corpora are not ready:\n{problem}")

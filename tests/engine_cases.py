@@ -1,4 +1,4 @@
-"""The real replies of ``../shared/data/replies/engine_cases.jsonl`` and how to grade them.
+"""The real replies of ``tests/data/replies/engine_cases.jsonl`` and how to grade them.
 
 Each case has a serving engine's ``format`` label, the reply text and the calls that
 engine's test suite expects.  Labels that are answer protocols of the study map to a
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "replies" / "engine_cases.jsonl"
+DATA = Path(__file__).resolve().parent / "data" / "replies" / "engine_cases.jsonl"
 
 LABELS: dict[str, str] = {
     "hermes": "tool_call_tags",

@@ -1,29 +1,26 @@
 """Every BFCL ground-truth call validates, except the answer-key bugs, which are flagged in the right bucket.
 
-For each record of ``../shared/data/bfcl/BFCL_v4_*.json`` with an answer in
-``possible_answer/``, the call is built from the first accepted value of each argument
+For each record of BFCL v4's single-turn categories with an answer key (``support.bfcl.ANSWERED``,
+from the pinned ``bfcl-eval`` release), the call is built from the first accepted value of each argument
 (``""`` first means "may be left out"; an empty option list means the empty array; nested
 objects carry option lists of their own and are read the same way) and validated with the sdk profile against that record's functions.
 
-Of the 34 flagged calls, 13 come from the Java and JavaScript files, whose answers are
+Of the 35 flagged calls, 13 come from the Java and JavaScript files, whose answers are
 source text ("userProfile", "ResultSet.TYPE_SCROLL_INSENSITIVE"): where such a doc declares
 a JSON type (integer, array, dict) the text is reported for what it is, a string.  Their own
 type names (String, HashMap, long...) are read as "any value", so the rest of those files
-validates.  The reference flags 31; the differences are the nested BFCL ``dict`` checks it
+validates.  The reference flags 32; the differences are the nested BFCL ``dict`` checks it
 skips (see ``test_divergences.py``).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support import bfcl
 from toolform_rules import load_tools, validate_arguments
-
-BFCL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl"
 
 # id (and call index when a record has several calls) -> (bucket the error lands in, why the answer is wrong)
 ANSWER_KEY_BUGS: dict[str, tuple[str, str]] = {
@@ -45,6 +42,8 @@ ANSWER_KEY_BUGS: dict[str, tuple[str, str]] = {
     "live_multiple_871-182-8": ("enum_errors", "'Play' is not one of the genres"),
     "live_multiple_947-197-0": ("enum_errors", "'5 minutes' is not one of the durations"),
     "live_multiple_964-207-0": ("missing_required", "the answer names question where the tool wants statement"),
+    "live_parallel_multiple_2-2-0#1": ("enum_errors", "'침실, 공기청정기, 중지' (bedroom, air purifier, stop) is "
+                                                      "not one of the command enum's three values"),
     "live_simple_71-35-0": ("enum_errors", "the schema puts the string enum on the array itself"),
     "parallel_multiple_21#1": ("type_errors", "Python source text (data['sales']) where an array is wanted"),
     "parallel_multiple_26#1": ("unknown_args", "type is not a parameter of bank.calculate_balance"),
@@ -85,12 +84,9 @@ def _first_of_each(options: dict) -> dict:
 
 def _ground_truth_calls() -> list[tuple[str, list[dict], dict]]:
     cases = []
-    for path in sorted(BFCL.glob("BFCL_v4_*.json")):
-        answers_file = BFCL / "possible_answer" / path.name
-        if not answers_file.exists():
-            continue
-        answers = {r["id"]: r["ground_truth"] for r in map(json.loads, answers_file.read_text().splitlines())}
-        for record in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+    for category in bfcl.ANSWERED:
+        answers = bfcl.answers(category)
+        for record in bfcl.records(category):
             truth = answers.get(record["id"])
             for index, call in enumerate(truth or []):
                 ((name, options),) = call.items()
@@ -103,7 +99,15 @@ CASES = _ground_truth_calls()
 
 
 def test_all_ground_truth_calls_are_read() -> None:
-    assert len(CASES) == 3208
+    per_category: dict[str, int] = {}
+    for key, _, _ in CASES:
+        category = next(c for c in sorted(bfcl.ANSWERED, key=len, reverse=True) if key.startswith(c + "_"))
+        per_category[category] = per_category.get(category, 0) + 1
+    # bfcl-eval 2026.3.23: 3,302 expected calls in 2,501 answered records
+    assert per_category == {"simple_python": 400, "simple_java": 100, "simple_javascript": 50, "multiple": 200,
+                            "parallel": 540, "parallel_multiple": 607, "live_simple": 258, "live_multiple": 1053,
+                            "live_parallel": 39, "live_parallel_multiple": 55}
+    assert len(CASES) == 3302
 
 
 def test_ground_truth_calls_validate_except_the_answer_key_bugs() -> None:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import copy
 import os
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,10 +27,11 @@ from hypothesis import strategies as st
 from callgen import arguments, tools, unwrap_singletons
 from reference import (ref_load_tools, ref_normalize, ref_sample_toolset, ref_validate_arguments,
                        ref_validate_call)
+from support import bfcl
+from support.compare import equal_up_to_rounding
 from toolform_rules import load_tools, normalize_call, sample_toolset, validate_arguments, validate_call
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
-BFCL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl"
 PARITY = settings(max_examples=int(os.environ.get("PARITY_EXAMPLES", "300")), deadline=None, suppress_health_check=list(HealthCheck))
 
 _READ_ALIKE_TYPES = {None, "string", "integer", "number", "boolean", "array", "object"}
@@ -56,24 +55,14 @@ def _read_alike(schema: Any, top: bool = False) -> bool:
     return all(_read_alike(sub) for sub in (schema.get("properties") or {}).values())
 
 
-def _bfcl_docs() -> list[dict]:
-    seen: set[str] = set()
-    docs = []
-    for path in sorted(BFCL.glob("BFCL_v4_*.json")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            for doc in json.loads(line).get("function", []):
-                key = json.dumps(doc, sort_keys=True)
-                if key not in seen and _read_alike(doc.get("parameters"), top=True):
-                    seen.add(key)
-                    docs.append(doc)
-    return docs
-
-
-BFCL_DOCS = _bfcl_docs()
+ALL_BFCL_DOCS = bfcl.function_docs(bfcl.SINGLE_TURN)
+BFCL_DOCS = [doc for doc in ALL_BFCL_DOCS if _read_alike(doc.get("parameters"), top=True)]
 
 
 def test_the_bfcl_docs_used_for_parity_are_most_of_them() -> None:
-    assert len(BFCL_DOCS) > 2000
+    # bfcl-eval 2026.3.23: 3,258 distinct function docs in the single-turn categories; the
+    # rest use a construct both implementations read differently on purpose (see the docstring)
+    assert (len(BFCL_DOCS), len(ALL_BFCL_DOCS)) == (2525, 3258)
 
 
 def _compare(doc: dict, args: dict) -> None:
@@ -88,10 +77,11 @@ def _compare(doc: dict, args: dict) -> None:
     for strictness in ("normalized", "strict"):
         ours = normalize_call(call, ours_tools.tools[0], strictness).arguments
         ref = ref_normalize(call, ref_tools, strictness)
-        if not _same(ours, ref):
+        if not equal_up_to_rounding(ours, ref):
             # the named divergence: a one-element list where a scalar is wanted is unwrapped
             unwrapped = {"name": call["name"], "arguments": unwrap_singletons(args, doc["parameters"])}
-            assert strictness == "normalized" and _same(ours, ref_normalize(unwrapped, ref_tools, strictness))
+            assert strictness == "normalized" and equal_up_to_rounding(ours, ref_normalize(unwrapped, ref_tools,
+                                                                                            strictness))
     assert call == before, "normalisation must not modify the call"
 
 
@@ -104,22 +94,6 @@ def _has_union(schema: Any) -> bool:
     if isinstance(schema, list):
         return any(_has_union(v) for v in schema)
     return False
-
-
-def _same(ours: Any, ref: Any) -> bool:
-    """Equal, in order and type — except that the canonical form rounds before its integral
-    test (test_divergences: a canonical form is its own canonical form), so a float within
-    1e-9 of the reference's number, or an int where it kept an integral float, is the same."""
-    if isinstance(ours, dict) and isinstance(ref, dict):
-        return list(ours) == list(ref) and all(_same(ours[k], ref[k]) for k in ours)
-    if isinstance(ours, list) and isinstance(ref, list):
-        return len(ours) == len(ref) and all(_same(a, b) for a, b in zip(ours, ref))
-    numbers = (int, float)
-    if (isinstance(ours, numbers) and isinstance(ref, numbers) and not isinstance(ours, bool)
-            and not isinstance(ref, bool) and type(ours) is not type(ref) or (
-                type(ours) is float and type(ref) is float)):
-        return abs(ours - ref) <= 1e-9
-    return type(ours) is type(ref) and ours == ref
 
 
 @PARITY

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from callgen import arguments, object_schemas, tools
 from toolform_rules import (Limits, LoaderError, ToolformRulesError, load_tools, normalize_call, sample_tool,
                             sample_toolset, validate_arguments, validate_call, validate_instance)
+from toolform_rules.report import ValidationReport
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
@@ -106,19 +107,36 @@ def test_the_jsonschema_profile_agrees_with_python_jsonschema(schema: dict, data
 @SETTINGS
 @given(schema=JSON, instance=JSON)
 def test_any_schema_and_value_give_a_report_or_our_error(schema: object, instance: object) -> None:
+    before = copy.deepcopy((schema, instance))
     try:
-        validate_instance(instance, schema)
-    except LoaderError:
-        pass
+        report = validate_instance(instance, schema)
+    except LoaderError as err:
+        assert str(err).strip()  # our error, saying what is wrong with the schema
+    else:
+        _assert_consistent(report)
+    assert (schema, instance) == before
 
 
 @SETTINGS
 @given(call=JSON)
 def test_any_call_gives_a_report_or_our_error(call: object) -> None:
+    before = copy.deepcopy(call)
     try:
-        validate_arguments(call, sample_toolset())
-    except ToolformRulesError:
-        pass
+        report = validate_arguments(call, sample_toolset())
+    except ToolformRulesError as err:
+        assert str(err).strip()
+    else:
+        _assert_consistent(report)
+    assert call == before
+
+
+def _assert_consistent(report: ValidationReport) -> None:
+    """A report's verdict is its findings: ok exactly when nothing was found, and counted right."""
+    summary = report.to_dict()
+    buckets = ("missing_required", "unknown_args", "type_errors", "enum_errors", "constraint_errors")
+    assert isinstance(summary["ok"], bool)
+    assert summary["n_errors"] == sum(map(len, (summary[b] for b in buckets))) + summary["unknown_tool"]
+    assert summary["ok"] == (summary["n_errors"] == 0) == (not report.findings)
 
 
 def test_a_catastrophic_pattern_fails_closed_instead_of_hanging() -> None:

@@ -9,21 +9,19 @@ objects; arrays; numbers; booleans; several calls where the protocol allows them
 
 from __future__ import annotations
 
-import inspect
-import json
+import functools
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from support import bfcl
+from support.compare import identical
+from support.protocol_checks import assert_round_trip, assert_total
 from toolform_rules import ToolCall, get_protocol, load_tools, protocol_ids, sample_toolset
-from toolform_rules.protocols.typing import type_values
 from toolform_rules.samples import SAMPLE_TOOL_JSON
-
-BFCL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl"
 EXAMPLES = int(os.environ.get("ROUND_TRIP_EXAMPLES", "150"))
 TRICKY = st.text(alphabet=st.sampled_from(list("aZ09 ,|=:;'\"[](){}<>&\\\n\t#%★§¿é日-_.+*/`~$!?")) |
                  st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=14)
@@ -66,16 +64,7 @@ def _arguments(draw: Any, schema: dict, depth: int = 0) -> dict:
             if name in required or draw(st.booleans())}
 
 
-def _bfcl_tools() -> list[dict]:
-    tools: dict[str, dict] = {}
-    for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"):
-        for line in (BFCL / name).read_text(encoding="utf-8").splitlines():
-            for doc in json.loads(line)["function"]:
-                tools.setdefault(doc["name"], doc)
-    return list(tools.values())
-
-
-BFCL_TOOLS = _bfcl_tools()
+BFCL_TOOLS = bfcl.function_docs()
 
 
 # function_tags has no escaping: a value holding its own markup cannot be written (the
@@ -94,37 +83,14 @@ def _texts(value: Any) -> list[str]:
     return []
 
 
+#: a positional format (csv_call) writes arguments in the schema's order, so key order is not compared
+_SAME_VALUES = functools.partial(identical, key_order=False)
+
+
 def _round_trip(protocol_id: str, tool_json: dict, calls: list[ToolCall]) -> None:
     markup = _UNWRITABLE.get(protocol_id, ())
     assume(not any(m in t for c in calls for t in _texts(c.arguments) for m in markup))
-    protocol = get_protocol(protocol_id)
-    tools = load_tools([tool_json])
-    tool = tools.tools[0]
-    # a positional format (csv_call) renders by the tool's parameter order: it takes the toolset
-    if "tools" in inspect.signature(protocol.render_calls).parameters:
-        text = protocol.render_calls(calls, tools=tools)
-    else:
-        text = protocol.render_calls(calls)
-    found = protocol.parse(text, tools)
-    got = []
-    for raw in found.calls:
-        arguments = type_values(raw.arguments, tool) if protocol.info.text_values else raw.arguments
-        resolved = tools.get(raw.name)
-        got.append((resolved.name if resolved else raw.name, arguments))
-    expected = [(c.name, c.arguments) for c in calls]
-    assert _identical(got, expected), f"{protocol_id} rendered:\n{text}\nnotes: {found.notes}\ngot: {got!r}"
-
-
-def _identical(a: Any, b: Any) -> bool:
-    """Equal, with the same types all the way down (1 is not 1.0 nor True); key order aside
-    (a positional format such as csv_call writes arguments in the schema's order)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_identical(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
-    return a == b
+    assert_round_trip(get_protocol(protocol_id), calls, load_tools([tool_json]), values=_SAME_VALUES)
 
 
 @pytest.mark.parametrize("protocol_id", protocol_ids())
@@ -157,15 +123,14 @@ NASTY = ["", " ", "\x00\xff", "{" * 50_000, "[" * 50_000, "(" * 50_000, "<" * 10
 def test_nasty_text_never_raises(protocol_id: str) -> None:
     protocol = get_protocol(protocol_id)
     for text in NASTY:
-        found = protocol.parse(text, sample_toolset())
-        assert isinstance(found.calls, tuple)
+        assert_total(protocol, text, sample_toolset())
 
 
 @pytest.mark.parametrize("protocol_id", protocol_ids())
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=st.text())
 def test_any_text_never_raises(protocol_id: str, text: str) -> None:
-    get_protocol(protocol_id).parse(text, sample_toolset())
+    assert_total(get_protocol(protocol_id), text, sample_toolset())
 
 
 @pytest.mark.parametrize("protocol_id", protocol_ids())

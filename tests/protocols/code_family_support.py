@@ -1,11 +1,13 @@
 """Shared test support for the code family (python_call, python_list_call, bfcl_python_list,
 python_tag, bracket_call, sql_call, graphql_call, sexpr_call): call strategies from a tool's
-schema, strict comparison, the reference oracle, nasty inputs.
+schema, the reference oracle, nasty inputs, call text as models write it.
 
-The code formats write typed literals, so nearly every value comes back exactly: strings
-with any character (quotes, commas, pipes, brackets, ``=``, ``:``, line ends, spaces at
-both ends, unicode, backslashes, the empty string), ints, floats, booleans, ``None``,
-objects and arrays nested.  What is left out of generation, each with its reason:
+Round trips, comparisons and the never-raises check are the suite's (``tests/support``).  The
+code formats write typed literals, so nearly every value comes back exactly and values are
+compared with :func:`support.compare.identical` (types kept apart, keys in order, the sign of
+zero kept): strings with any character (quotes, commas, pipes, brackets, ``=``, ``:``, line
+ends, spaces at both ends, unicode, backslashes, the empty string), ints, floats, booleans,
+``None``, objects and arrays nested.  What is left out of generation, each with its reason:
 
 * NaN and ±infinity — no format here has a literal for them (nor has JSON);
 * strings with lone surrogates (``Cs``) — not encodable as UTF-8, so no reply holds them;
@@ -16,28 +18,26 @@ objects and arrays nested.  What is left out of generation, each with its reason
 
 from __future__ import annotations
 
-import functools
 import json
-import math
 import os
 import warnings
-from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from support.bfcl import record_toolsets
+from support.compare import identical
+from support.protocol_checks import assert_calls, assert_total, read_calls
 from toolform_rules import ToolCall, Toolset, load_tools, sample_toolset
 from toolform_rules.ir import Schema
-from toolform_rules.protocols.base import Extraction, Protocol
-from toolform_rules.protocols.typing import type_values
+from toolform_rules.protocols.base import Protocol
+from toolform_rules.protocols.code_family import CallSyntax
 
 #: round-trip examples per test (CI: 300; ``CODE_FAMILY_EXAMPLES=5000`` for a long run)
 EXAMPLES = int(os.environ.get("CODE_FAMILY_EXAMPLES", "300"))
 ROUND_TRIP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 PROPERTY = settings(max_examples=max(100, EXAMPLES // 2), deadline=None, suppress_health_check=list(HealthCheck))
-
-BFCL = Path(__file__).resolve().parents[3] / "shared" / "data" / "bfcl"
 
 #: the characters that break naive code formats, plus ordinary ones
 NASTY = ("abcXYZ019 -_.,:;=|&+%?/#$`*!~<>()[]{}\"'\\\n\t\r"
@@ -58,6 +58,7 @@ INTS = st.one_of(st.integers(min_value=-10**12, max_value=10**12), st.sampled_fr
 
 
 def json_scalar() -> st.SearchStrategy[Any]:
+    """A text, number, boolean or ``None``."""
     return st.one_of(TEXT, INTS, FLOATS, st.booleans(), st.none())
 
 
@@ -68,6 +69,7 @@ def json_value(max_leaves: int = 8) -> st.SearchStrategy[Any]:
 
 
 def _kind(schema: Schema | None) -> str:
+    """The first non-null type ``schema`` declares, ``"any"`` when it declares none."""
     if schema is None or not schema.types:
         return "any"
     kinds = [t for t in schema.types if t != "null"]
@@ -126,20 +128,10 @@ def calls_for(toolset: Toolset, max_calls: int = 3, text_values: bool = False) -
     return st.lists(one(), min_size=1, max_size=max_calls)
 
 
-@functools.cache
-def bfcl_toolsets() -> tuple[Toolset, ...]:
-    """One toolset per BFCL record (simple_python and multiple)."""
-    out = []
-    for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"):
-        for line in (BFCL / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                out.append(load_tools(json.loads(line)["function"]))
-    return tuple(out)
-
-
 @st.composite
 def bfcl_calls(draw: Any, max_calls: int = 3, text_values: bool = False) -> tuple[Toolset, list[ToolCall]]:
-    toolset = draw(st.sampled_from(bfcl_toolsets()))
+    """A BFCL record's toolset (simple_python and multiple) and 1..``max_calls`` calls on it."""
+    toolset = draw(st.sampled_from(record_toolsets()))
     return toolset, draw(calls_for(toolset, max_calls, text_values))
 
 
@@ -150,40 +142,18 @@ THE_EXAMPLE = ToolCall("legal_draft_v3", {"counterparty": 'Acme, "Ltd"', "value"
 SECOND = ToolCall("legal_draft_v3", {"counterparty": "Beta", "value": 3, "term_months": 6})
 
 
-def same(a: Any, b: Any) -> bool:
-    """Exact equality: types kept apart (``True`` is not ``1``, ``3`` is not ``3.0``), the sign
-    of zero kept, containers compared deeply and in order."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
+def written(calls: Sequence[CallSyntax] | None) -> list[tuple[str, Any]] | None:
+    """Calls as a reader wrote them down, ``(name, items)`` with items ``(keyword or None, value)``
+    in order, for :func:`support.protocol_checks.assert_calls`; ``None`` (the reader declined)
+    stays ``None``."""
+    return None if calls is None else [(call.name, call.items) for call in calls]
 
 
-def typed(protocol: Protocol, extraction: Extraction, toolset: Toolset | None) -> list[tuple[str, dict[str, Any]]]:
-    """The extraction's calls, typed from the schema when the protocol writes text values."""
-    out = []
-    for call in extraction.calls:
-        arguments = call.arguments
-        if protocol.info.text_values and toolset is not None:
-            arguments = type_values(arguments, toolset.get(call.name))
-        out.append((call.name, arguments))
-    return out
-
-
-def assert_round_trip(protocol: Protocol, calls: list[ToolCall], toolset: Toolset) -> None:
-    text = protocol.render_calls(calls)
-    extraction = protocol.parse(text, toolset)
-    got = typed(protocol, extraction, toolset)
-    assert [n for n, _ in got] == [c.name for c in calls], (text, extraction)
-    for (_, arguments), call in zip(got, calls):
-        assert same(arguments, dict(call.arguments)), (text, arguments, call.arguments)
-    assert extraction.compliant, (text, extraction)
-    assert not extraction.notes, (text, extraction)
+def unbound(items: Sequence[tuple[str | None, Any]]) -> dict[str, Any]:
+    """The arguments a call's items give when there is no toolset to bind positional values to:
+    keywords by name, positional values in their places as ``_pos0``, ``_pos1``, ..."""
+    positions = iter(range(len(items)))
+    return {key if key is not None else f"_pos{next(positions)}": value for key, value in items}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +171,10 @@ PROBE_TOOL = {"type": "function", "function": {"name": "probe_tool", "descriptio
     "type": "object", "properties": {"s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
                                      "b": {"type": "boolean"}, "o": {"type": "object"}, "a": {"type": "array"}},
     "required": ["s"]}}}
+
+
 def _ref_universe() -> Any:
+    """The reference's universe of the sample tool and ``probe_tool``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sample = ref_sample_toolset()
@@ -212,6 +185,7 @@ REF_UNIVERSE = _ref_universe()
 
 
 def _our_tools() -> Toolset:
+    """Our toolset of the same two tools."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return load_tools(ref_sample_toolset().to_openai() + [PROBE_TOOL])
@@ -229,6 +203,7 @@ def ref_parse(protocol_id: str, text: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def ref_render(protocol_id: str, calls: list[ToolCall]) -> str:
+    """The reference's reply for ``calls``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref_calls = [RefCall(name=c.name, arguments=dict(c.arguments)) for c in calls]
@@ -236,45 +211,98 @@ def ref_render(protocol_id: str, calls: list[ToolCall]) -> str:
 
 
 def canonical(name: str, toolset: Toolset = OUR_TOOLS) -> str:
+    """``name`` as ``toolset`` spells its tool (the reference may keep another spelling)."""
     tool = toolset.get(name)
     return tool.name if tool is not None else name
 
 
-def ours(protocol: Protocol, text: str, toolset: Toolset = OUR_TOOLS) -> list[tuple[str, dict[str, Any]]]:
-    """Our reading of ``text``, typed as the pipeline types it."""
-    return typed(protocol, protocol.parse(text, toolset), toolset)
-
-
 def assert_agrees(protocol: Protocol, text: str) -> None:
-    """Our calls for ``text`` are the reference's (names compared as the toolset resolves them)."""
-    got, want = ours(protocol, text), ref_parse(protocol.info.id, text)
-    assert [canonical(n) for n, _ in got] == [canonical(n) for n, _ in want], (text, got, want)
-    for (_, args), (_, ref_args) in zip(got, want):
-        assert same(args, ref_args), (text, got, want)
+    """Our calls for ``text`` are the reference's, exactly (its names as our toolset resolves them)."""
+    want = [(canonical(name), arguments) for name, arguments in ref_parse(protocol.info.id, text)]
+    assert_calls(read_calls(protocol, text, OUR_TOOLS), want, identical, context=text)
 
 
-def assert_calls(protocol: Protocol, text: str, expected: list[tuple[str, dict[str, Any]]]) -> None:
-    got = ours(protocol, text)
-    assert [canonical(n) for n, _ in got] == [canonical(n) for n, _ in expected], (text, got)
-    for (_, args), (_, want) in zip(got, expected):
-        assert same(args, want), (text, got, expected)
+#: replies that break naive readers, by name: floods of openers and quotes, huge numbers, deep
+#: nesting, many calls, in each of the family's formats
+NASTY_INPUTS = {
+    "empty": "", "NUL": "\x00", "white space": " \n\t ", "[ x100000": "[" * 100000, "{ x50000": "{" * 50000,
+    "( x50000": "(" * 50000, "' x10001": "'" * 10001, '" x10001': '"' * 10001, "\\ x100001": "\\" * 100001,
+    "a x1000000": "a" * 1_000_000, "x x999999 (": "x" * 999_999 + "(", "lone surrogate": "\ud800",
+    "CRLF x1000": "\r\n" * 1000, "empty fences x1000": "```\n```\n" * 1000,
+    # Python calls
+    "f( x100000": "f(" * 100000, "f( x50000 ) x50000": "f(" * 50000 + ")" * 50000, "[f( x50000": "[f(" * 50000,
+    "legal_draft_v3( x60000": "legal_draft_v3(" * 60000, "[legal_draft_v3( x30000": "[legal_draft_v3(" * 30000,
+    "legal_draft_v3(a=[ [ x100000": "legal_draft_v3(a=[" + "[" * 100000,
+    "legal_draft_v3(a= {'a': x50000": "legal_draft_v3(a=" + "{'a':" * 50000,
+    "legal_draft_v3(a=1) lines x20000": "legal_draft_v3(a=1)\n" * 20000,
+    "[legal_draft_v3(a=1)] x20000": "[legal_draft_v3(a=1)] " * 20000,
+    "legal_draft_v3(a=<100000 digits>)": "legal_draft_v3(a=" + "9" * 100000 + ")",
+    "legal_draft_v3(a=1e<1000 digits>)": "legal_draft_v3(a=1e" + "9" * 1000 + ")",
+    "legal_draft_v3(a='\\x x1000')": "legal_draft_v3(a='" + "\\x" * 1000 + "')", 'f(a="\\N{': 'f(a="\\N{',
+    '""" x30000': '"""' * 30000, "''' x30000": "'''" * 30000,
+    "<|python_tag|> x50000": "<|python_tag|>" * 50000,
+    "<|python_tag|>legal_draft_v3(a=1) x20000": "<|python_tag|>legal_draft_v3(a=1)" * 20000,
+    # SQL statements
+    "SELECT f( x50000": "SELECT f(" * 50000,
+    "SELECT legal_draft_v3(a => ' then ' x100001": "SELECT legal_draft_v3(a => '" + "'" * 100001,
+    "SELECT legal_draft_v3(a => 1); x20000": "SELECT legal_draft_v3(a => 1);" * 20000,
+    "SELECT f(a => <100000 digits>);": "SELECT f(a => " + "9" * 100000 + ");",
+    "SELECT f(a => E' then \\ x100001": "SELECT f(a => E'" + "\\" * 100001,
+    # GraphQL operations
+    "mutation { x50000": "mutation {" * 50000, "mutation { f( x50000": "mutation { f(" * 50000,
+    "mutation { legal_draft_v3(a: then [ x100000": "mutation { legal_draft_v3(a: " + "[" * 100000,
+    "mutation { legal_draft_v3(a: 1) } x20000": "mutation { legal_draft_v3(a: 1) }" * 20000,
+    'mutation { f(a: """ then " x100000': 'mutation { f(a: """' + '"' * 100000,
+    # s-expressions
+    "(f :a  x50000": "(f :a " * 50000, "(legal_draft_v3 :a  x30000": "(legal_draft_v3 :a " * 30000,
+    "(legal_draft_v3 :a then [ x100000": "(legal_draft_v3 :a " + "[" * 100000,
+    "(legal_draft_v3 :a 1) x20000": "(legal_draft_v3 :a 1)" * 20000,
+    "(f :a <100000 digits>)": "(f :a " + "9" * 100000 + ")",
+    '(legal_draft_v3 :a {"k": x30000': "(legal_draft_v3 :a {\"k\":" * 30000,
+}
+
+# For each format: the nasty inputs holding a candidate of it that cannot be read (unclosed, a
+# call as a value, nested past the grammar's reach, a number or an escape the format refuses),
+# which must give no calls and a note saying why; and those holding calls that can be read.
+# The rest hold neither.
+
+#: a name directly followed by "(" starts a Python call (here never one that can be read)
+BROKEN_PYTHON = frozenset({
+    "x x999999 (", "f( x100000", "f( x50000 ) x50000", "[f( x50000", "legal_draft_v3( x60000",
+    "[legal_draft_v3( x30000", "legal_draft_v3(a=[ [ x100000", "legal_draft_v3(a= {'a': x50000",
+    "legal_draft_v3(a=<100000 digits>)", "legal_draft_v3(a='\\x x1000')", 'f(a="\\N{', "SELECT f( x50000",
+    "SELECT legal_draft_v3(a => ' then ' x100001", "SELECT legal_draft_v3(a => 1); x20000",
+    "SELECT f(a => <100000 digits>);", "SELECT f(a => E' then \\ x100001", "mutation { f( x50000",
+    "mutation { legal_draft_v3(a: then [ x100000", "mutation { legal_draft_v3(a: 1) } x20000",
+    'mutation { f(a: """ then " x100000'})
+#: (1e<1000 digits> is a float Python reads: infinity)
+PYTHON_CALLS = frozenset({"legal_draft_v3(a=1) lines x20000", "[legal_draft_v3(a=1)] x20000",
+                          "legal_draft_v3(a=1e<1000 digits>)", "<|python_tag|>legal_draft_v3(a=1) x20000"})
+BROKEN_SQL = frozenset({"SELECT f( x50000", "SELECT legal_draft_v3(a => ' then ' x100001",
+                        "SELECT f(a => <100000 digits>);", "SELECT f(a => E' then \\ x100001"})
+SQL_CALLS = frozenset({"SELECT legal_draft_v3(a => 1); x20000"})
+BROKEN_GRAPHQL = frozenset({"mutation { x50000", "mutation { f( x50000", "mutation { legal_draft_v3(a: then [ x100000",
+                            'mutation { f(a: """ then " x100000'})
+GRAPHQL_CALLS = frozenset({"mutation { legal_draft_v3(a: 1) } x20000"})
+#: "(" and a symbol start an s-expression: the s-expression floods, and the other formats'
+#: inputs in which such a start is never closed ("f(f(" holds "(f(f(...")
+BROKEN_SEXPR = frozenset({
+    "(f :a  x50000", "(legal_draft_v3 :a  x30000", "(legal_draft_v3 :a then [ x100000", "(f :a <100000 digits>)",
+    '(legal_draft_v3 :a {"k": x30000', "f( x100000", "legal_draft_v3( x60000", "legal_draft_v3(a=[ [ x100000",
+    "legal_draft_v3(a= {'a': x50000", 'f(a="\\N{', "SELECT f( x50000", "SELECT legal_draft_v3(a => ' then ' x100001",
+    "SELECT f(a => E' then \\ x100001", "mutation { f( x50000", "mutation { legal_draft_v3(a: then [ x100000",
+    'mutation { f(a: """ then " x100000'})
+SEXPR_CALLS = frozenset({"(legal_draft_v3 :a 1) x20000"})
+assert (BROKEN_PYTHON | PYTHON_CALLS | BROKEN_SQL | SQL_CALLS | BROKEN_GRAPHQL | GRAPHQL_CALLS | BROKEN_SEXPR
+        | SEXPR_CALLS) <= NASTY_INPUTS.keys(), "a format's list names an input that is not there"
 
 
-NASTY_INPUTS = [
-    "", "\x00", " \n\t ", "[" * 100000, "{" * 50000, "(" * 50000, "'" * 10001, '"' * 10001, "\\" * 100001,
-    "a" * 1_000_000, "x" * 999_999 + "(", "\ud800", "\r\n" * 1000, "```\n```\n" * 1000,
-    "f(" * 100000, "f(" * 50000 + ")" * 50000, "[f(" * 50000, "legal_draft_v3(" * 60000,
-    "[legal_draft_v3(" * 30000, "legal_draft_v3(a=[" + "[" * 100000, "legal_draft_v3(a=" + "{'a':" * 50000,
-    "legal_draft_v3(a=1)\n" * 20000, "[legal_draft_v3(a=1)] " * 20000, "legal_draft_v3(a=" + "9" * 100000 + ")",
-    "legal_draft_v3(a=1e" + "9" * 1000 + ")", "legal_draft_v3(a='" + "\\x" * 1000 + "')", 'f(a="\\N{',
-    '"""' * 30000, "'''" * 30000, "<|python_tag|>" * 50000, "<|python_tag|>legal_draft_v3(a=1)" * 20000,
-    "SELECT f(" * 50000, "SELECT legal_draft_v3(a => '" + "'" * 100001, "SELECT legal_draft_v3(a => 1);" * 20000,
-    "SELECT f(a => " + "9" * 100000 + ");", "SELECT f(a => E'" + "\\" * 100001,
-    "mutation {" * 50000, "mutation { f(" * 50000, "mutation { legal_draft_v3(a: " + "[" * 100000,
-    "mutation { legal_draft_v3(a: 1) }" * 20000, 'mutation { f(a: """' + '"' * 100000,
-    "(f :a " * 50000, "(legal_draft_v3 :a " * 30000, "(legal_draft_v3 :a " + "[" * 100000,
-    "(legal_draft_v3 :a 1)" * 20000, "(f :a " + "9" * 100000 + ")", "(legal_draft_v3 :a {\"k\":" * 30000,
-]
+def assert_answers_nasty_input(protocol: Protocol, text: str, toolset: Toolset | None = None, *, broken: bool,
+                               holds_calls: bool) -> None:
+    """``protocol`` answers ``text`` with its guard unused (:func:`support.protocol_checks.assert_total`):
+    no calls and a note saying why when ``text`` is ``broken``, and calls exactly when it ``holds_calls``."""
+    extraction = assert_total(protocol, text, toolset, malformed=broken)
+    assert bool(extraction.calls) == holds_calls, (text[:80], extraction.calls[:2], extraction.notes[:2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,16 +362,3 @@ def python_call_source(draw: Any) -> tuple[str, str, list[tuple[str | None, Any]
     parts += [k + eq + draw(python_source(v)) for k, v in keywords.items()]
     trailing = "," if parts and draw(st.integers(0, 4)) == 0 else ""
     return f"{name}({sep.join(parts)}{trailing})", name, items
-
-
-def plain(value: Any) -> Any:
-    """``value`` with tuples as lists (what every reader returns)."""
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
-
-
-def same_items(a: list[tuple[str | None, Any]], b: list[tuple[str | None, Any]]) -> bool:
-    return len(a) == len(b) and all(ka == kb and same(plain(va), plain(vb)) for (ka, va), (kb, vb) in zip(a, b))

@@ -1,6 +1,8 @@
 """Shared test helpers of the JSON-family protocols (json_array, jsonl_call, code_block_json, native,
 tool_call_tags, two_step_call, slot_fill_call): value and call strategies from JSON types (the
-sample tool and the BFCL function docs), nasty inputs, and the reference oracle.
+sample tool and the BFCL function docs), JSON as models write it, nasty inputs, and the
+reference oracle.  How calls are compared and checked is ``support.compare`` and
+``support.protocol_checks`` (the family's values are typed literals: ``identical``).
 
 Imported by the ``test_<id>.py`` files of that group only (pytest puts this folder on the path).
 """
@@ -9,19 +11,15 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import warnings
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
+from support.bfcl import function_docs
 from toolform_rules.calls import ToolCall
 from toolform_rules.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
-
-ROOT = Path(__file__).resolve().parents[2]
-BFCL = ROOT.parent / "shared" / "data" / "bfcl"
 
 #: Characters every format has to quote or escape somewhere.
 SPECIAL = list("\"',|[]{}()=:;\n\t\\ <>/`*#$&%@!?~^") + ["é", "ß", "中", "😀", "\u2028", "\x00", "\x7f"]
@@ -86,23 +84,6 @@ def arguments_for(draw: Any, schema: dict, depth: int = 0) -> dict:
     return out
 
 
-def _bfcl_docs() -> list[dict]:
-    docs: dict[str, dict] = {}
-    for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"):
-        with open(BFCL / name, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    for function in json.loads(line)["function"]:
-                        docs.setdefault(json.dumps(function, sort_keys=True), function)
-    return list(docs.values())
-
-
-@functools.cache
-def bfcl_docs() -> list[dict]:
-    """The distinct function docs of BFCL v4 simple_python and multiple."""
-    return _bfcl_docs()
-
-
 @st.composite
 def sample_calls(draw: Any, max_calls: int = 1) -> list[ToolCall]:
     """1..max_calls calls on the sample tool."""
@@ -114,7 +95,7 @@ def sample_calls(draw: Any, max_calls: int = 1) -> list[ToolCall]:
 @st.composite
 def bfcl_calls(draw: Any, max_calls: int = 1) -> list[ToolCall]:
     """1..max_calls calls on BFCL function docs (each call on a doc of its own)."""
-    docs = bfcl_docs()
+    docs = function_docs()
     count = draw(st.integers(1, max_calls))
     calls = []
     for _ in range(count):
@@ -123,44 +104,23 @@ def bfcl_calls(draw: Any, max_calls: int = 1) -> list[ToolCall]:
     return calls
 
 
-def same(a: Any, b: Any) -> bool:
-    """Equal as JSON values, types included (1 is not 1.0 nor True), -0.0 is 0.0's sign-aware twin."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float):
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return a == b
-
-
-def pairs(extraction: Any) -> list[tuple[str, dict]]:
-    return [(c.name, c.arguments) for c in extraction.calls]
-
-
-def assert_round_trip(protocol: Any, calls: list[ToolCall]) -> None:
-    text = protocol.render_calls(calls)
-    extraction = protocol.parse(text)
-    got = pairs(extraction)
-    want = [(c.name, c.arguments) for c in calls]
-    assert len(got) == len(want), (text, got, extraction.notes)
-    for (gn, ga), (wn, wa) in zip(got, want):
-        assert gn == wn, (text, gn, wn)
-        assert same(ga, wa), (text, ga, wa)
-    assert extraction.compliant, (text, extraction.notes)
-
-
-NASTY_INPUTS = ["", " ", "\x00", "\n" * 1000, "[" * 100_000, "{" * 100_000, "]" * 5000 + "[" * 5000,
-                '{"a": "' + "x" * 200_000, "[" * 5000 + "]" * 5000, "{\"name\": " * 20000,
-                "<tool_call>" * 20000, "```" * 30000, "'" * 50000, '"' * 50000, "\\" * 50000,
-                ("{" + '"a": [' * 3000), '{"name": "f", "arguments": ' + "[" * 50_000 + "]" * 50_000 + "}",
-                "x" * 1_000_000, ('{"name": "f", "arguments": {"a": 1}}\n' * 28_000),
-                # each a case that once took quadratic time somewhere in the family
-                "<tool_call>{" * 30_000, "```json\n{" * 30_000, "a\n{" * 100_000, '{"a": "' * 30_000,
-                '{"name":"f","arguments":{"a":' + "1" * 6000 + ',"b":\'x\'}}',
+#: Large or odd replies that hold no broken JSON: nothing, prose, runs of quotes or backslashes, and
+#: replies with calls in them (28,000 lines of calls; arguments that are a 6,000-digit array as text).
+NASTY_INPUTS = ["", " ", "\x00", "\n" * 1000, "'" * 50000, '"' * 50000, "\\" * 50000, "x" * 1_000_000,
+                ('{"name": "f", "arguments": {"a": 1}}\n' * 28_000),
                 '{"name":"f","arguments":"[' + "1" * 6000 + ']"}']
+
+#: Large replies whose every JSON candidate is one no reader of the family can take, so each
+#: protocol gives no call and a note saying why: brackets or strings that never close, runs of
+#: the family's markers with nothing in them (empty ``<tool_call>`` tags, empty code fences:
+#: prose to the other formats, which read no call from them either), and values past what a
+#: reader takes (nesting 5,000 deep, a 6,000-digit number).
+MALFORMED_INPUTS = ["[" * 100_000, "{" * 100_000, "]" * 5000 + "[" * 5000, '{"a": "' + "x" * 200_000,
+                    "[" * 5000 + "]" * 5000, "{\"name\": " * 20000, "<tool_call>" * 20000, "```" * 30000,
+                    ("{" + '"a": [' * 3000), '{"name": "f", "arguments": ' + "[" * 50_000 + "]" * 50_000 + "}",
+                    # each a case that once took quadratic time somewhere in the family
+                    "<tool_call>{" * 30_000, "```json\n{" * 30_000, "a\n{" * 100_000, '{"a": "' * 30_000,
+                    '{"name":"f","arguments":{"a":' + "1" * 6000 + ',"b":\'x\'}}']
 
 
 @functools.cache
@@ -182,13 +142,20 @@ def reference_pairs(protocol_id: str, text: str) -> list[tuple[str, dict]]:
 
 
 def canonical_pairs(found: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """``found`` with each name in its canonical form (``Legal_Draft_V3`` and ``legal_draft_v3`` alike)."""
     return [(canonical_name(n), a) for n, a in found]
 
 
+#: the white space :func:`lenient_text` puts between tokens; ``ONE_LINE`` keeps a value on one line
+SPACES = ("", " ", "\n  ", "\t")
+ONE_LINE = ("", " ", "\t")
+
+
 @st.composite
-def lenient_text(draw, value):
-    """``value`` written the way models write JSON: either quote, Python words, trailing commas, odd numbers."""
-    space = draw(st.sampled_from(["", " ", "\n  ", "\t"]))
+def lenient_text(draw: Any, value: Any, spaces: tuple[str, ...] = SPACES) -> str:
+    """``value`` written the way models write JSON: either quote, Python words, trailing commas, odd numbers,
+    any of ``spaces`` between tokens."""
+    space = draw(st.sampled_from(spaces))
     if isinstance(value, bool):
         return draw(st.sampled_from(["true", "True"] if value else ["false", "False"]))
     if value is None:
@@ -205,36 +172,26 @@ def lenient_text(draw, value):
         body = json.dumps(value, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'")
         return f"'{body}'"
     if isinstance(value, list):
-        items = [draw(lenient_text(v)) for v in value]
+        items = [draw(lenient_text(v, spaces)) for v in value]
         trailing = "," if items and draw(st.booleans()) else ""
         return "[" + space + ("," + space).join(items) + trailing + space + "]"
-    pairs = [f"{draw(lenient_text(k))}{space}:{space}{draw(lenient_text(v))}" for k, v in value.items()]
-    trailing = "," if pairs and draw(st.booleans()) else ""
-    return "{" + space + ("," + space).join(pairs) + trailing + space + "}"
-
-
-def check_total(protocol: Any, text: str) -> Any:
-    """``protocol.parse(text)`` returns an Extraction (never raises) whose calls are well formed."""
-    from toolform_rules.protocols.base import Extraction
-
-    extraction = protocol.parse(text)
-    assert isinstance(extraction, Extraction)
-    for call in extraction.calls:
-        assert isinstance(call.name, str) and isinstance(call.arguments, dict)
-    assert all(isinstance(n, str) for n in extraction.notes)
-    assert not any("internal error" in n for n in extraction.notes), extraction.notes  # the safety net unused
-    return extraction
+    members = [f"{draw(lenient_text(k, spaces))}{space}:{space}{draw(lenient_text(v, spaces))}"
+               for k, v in value.items()]
+    trailing = "," if members and draw(st.booleans()) else ""
+    return "{" + space + ("," + space).join(members) + trailing + space + "}"
 
 
 @st.composite
-def lenient_reply(draw: Any, calls: list[ToolCall], container: str = "array") -> str:
-    """``calls`` written as models write JSON (see :func:`lenient_text`): an array, or one object per line."""
+def lenient_reply(draw: Any, calls: list[ToolCall], container: str = "array",
+                  spaces: tuple[str, ...] = SPACES) -> str:
+    """``calls`` written as models write JSON (see :func:`lenient_text`): an array, or one object per line
+    (an object may still run over several lines unless ``spaces`` is ``ONE_LINE``)."""
     objects = [{"name": c.name, "arguments": c.arguments} for c in calls]
     if container == "array":
-        return draw(lenient_text(objects))
-    return "\n".join(draw(lenient_text(o)) for o in objects)
+        return draw(lenient_text(objects, spaces))
+    return "\n".join(draw(lenient_text(o, spaces)) for o in objects)
 
 
-__all__ = ["BFCL", "JSON_VALUES", "NASTY_INPUTS", "NASTY_STRINGS", "TEXT", "arguments_for", "assert_round_trip",
-           "bfcl_calls", "bfcl_docs", "canonical_pairs", "check_total", "lenient_reply", "lenient_text", "pairs",
-           "reference_pairs", "same", "sample_calls", "value_for"]
+__all__ = ["JSON_VALUES", "MALFORMED_INPUTS", "NASTY_INPUTS", "NASTY_STRINGS", "ONE_LINE", "SPACES", "TEXT",
+           "arguments_for", "bfcl_calls", "canonical_pairs", "lenient_reply", "lenient_text", "reference_pairs",
+           "sample_calls", "value_for"]

@@ -6,15 +6,16 @@ from __future__ import annotations
 import time
 
 import pytest
-from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, TEXT, assert_agrees,
-                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, python_call_source, ref_render,
-                                 same, same_items)
+from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
+                                 SECOND, TEXT, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls,
+                                 calls_for, python_call_source, ref_render, unbound, written)
 from hypothesis import given
 from hypothesis import strategies as st
 
+from support.compare import identical
+from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.bracket_call import BracketValues
 from toolform_rules.protocols.code_family import grammar_read
 
@@ -22,6 +23,7 @@ P = get_protocol("bracket_call")
 
 
 def grammar_calls(text: str):
+    """The calls of ``text`` (one bracket) as the bracket_call grammar reads them (the slow path)."""
     return grammar_read("bracket_call", BracketValues(), text)
 
 
@@ -43,25 +45,24 @@ def test_round_trip_bfcl(drawn) -> None:
 
 
 @ROUND_TRIP
-@given(calls=calls_for(SAMPLE), words=st.lists(st.text(alphabet="abc ,.!?:'\"é\n", max_size=12), min_size=4,
-                                                max_size=4))
+@given(calls=calls_for(SAMPLE), words=st.lists(st.text(alphabet="abc ,.!?:'\"é\n", max_size=12), min_size=3,
+                                                max_size=3))
 def test_round_trip_inside_running_text(calls: list[ToolCall], words: list[str]) -> None:
     """The calls embedded in prose (Toolformer's use) come back exactly, in order."""
-    pieces = [f"[{P.render_calls([c])[1:-1]}]" for c in calls]
-    text = words[0] + " " + (" " + words[1] + " ").join(pieces) + " " + words[2]
+    before, between, after = words
+    text = before + " " + (" " + between + " ").join(P.render_calls([c]) for c in calls) + " " + after
     extraction = P.parse(text, SAMPLE)
-    assert [c.name for c in extraction.calls] == [c.name for c in calls], text
-    for raw, call in zip(extraction.calls, calls):
-        assert same(raw.arguments, dict(call.arguments)), text
+    want = [(c.name, dict(c.arguments)) for c in calls]
+    assert_calls(as_pipeline_reads(P, extraction, SAMPLE), want, identical, context=(text, extraction))
     assert extraction.compliant, (text, extraction)
 
 
 @ROUND_TRIP
 @given(calls=calls_for(SAMPLE))
 def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
-    for line, call in zip(P.render_calls(calls).split("\n"), calls):
-        found = grammar_calls(line)
-        assert [c.name for c in found] == [call.name] and same(dict(found[0].items), dict(call.arguments))
+    for line, call in zip(P.render_calls(calls).split("\n"), calls, strict=True):
+        found = [(c.name, dict(c.items)) for c in grammar_calls(line)]
+        assert_calls(found, [(call.name, dict(call.arguments))], identical, context=line)
 
 
 def test_the_example_is_the_reference_rendering() -> None:
@@ -74,13 +75,16 @@ def test_the_example_is_the_reference_rendering() -> None:
        result=st.sampled_from(["", " → 0.29", " -> done"]),
        before=TEXT, after=TEXT)
 def test_the_fast_path_agrees_with_the_grammar(drawn, result: str, before: str, after: str) -> None:
+    """A bracket of calls (and Toolformer's result part) in running text: the grammar reads the
+    calls, and the reply (read by the fast path where it can) gives them first, positional values
+    in their places (no toolset binds them), whatever prose is around."""
     bracket = "[" + ", ".join(t for t, _, _ in drawn) + result + "]"
-    by_grammar = grammar_calls(bracket)
-    assert [c.name for c in by_grammar] == [n for _, n, _ in drawn]
-    assert all(same_items(c.items, items) for c, (_, _, items) in zip(by_grammar, drawn))
+    assert_calls(written(grammar_calls(bracket)), [(name, items) for _, name, items in drawn], identical,
+                 context=bracket)
     before = before.replace("[", "(").replace("]", ")")
-    extraction = P.parse(f"{before} {bracket} {after}")
-    assert [c.name for c in extraction.calls][:len(drawn)] == [n for _, n, _ in drawn] or "[" in after, extraction
+    text = f"{before} {bracket} {after}"
+    read = [(c.name, c.arguments) for c in P.parse(text).calls][:len(drawn)]
+    assert_calls(read, [(name, unbound(items)) for _, name, items in drawn], identical, context=text)
 
 
 AGREE = [
@@ -116,7 +120,7 @@ DIVERGE = [
 @pytest.mark.parametrize(("text", "expected"), DIVERGE)
 def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
     """Each case names its divergence and its reason in the comment above it."""
-    assert_calls(P, text, expected)
+    assert_calls(read_calls(P, text, OUR_TOOLS), expected, identical, context=text)
 
 
 def test_compliance() -> None:
@@ -129,13 +133,17 @@ def test_compliance() -> None:
 
 @given(text=st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse(text, SAMPLE), Extraction)
+    assert_total(P, text)
+    assert_total(P, text, SAMPLE)
 
 
-@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
+@pytest.mark.parametrize("name", NASTY_INPUTS)
+def test_never_raises_on_nasty_inputs(name: str) -> None:
+    """A broken call gives no call and a note why, a flood of calls gives calls, in bounded time."""
+    text, broken, holds_calls = NASTY_INPUTS[name], name in BROKEN_PYTHON, name in PYTHON_CALLS
     started = time.perf_counter()
-    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse(text), Extraction)
+    assert_answers_nasty_input(P, text, SAMPLE, broken=broken, holds_calls=holds_calls)
+    assert_answers_nasty_input(P, text, broken=broken, holds_calls=holds_calls)
     assert time.perf_counter() - started < 10
 
 

@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, check_total,
-                               lenient_text, pairs, reference_pairs, same, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, lenient_text,
+                               reference_pairs, sample_calls)
+from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_block_json import grammar_calls, read_body
-from toolform_rules.protocols.json_family import calls_in
+from toolform_rules.protocols.code_block_json import _read_fast, fences, grammar_calls
+from toolform_rules.protocols.json_family import _MISSING, calls_in
 
 PROTOCOL = get_protocol("code_block_json")
 
@@ -35,15 +36,16 @@ def test_backticks_in_values_round_trip():
     assert_round_trip(PROTOCOL, calls)
 
 
-def _agree(fast, slow):
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
-
-
 def _fast_calls(text):
-    """The calls read fence by fence through the fast paths (read_body tries json, then the lenient path)."""
-    from toolform_rules.protocols.code_block_json import fences
-    return [call for _s, body, end, _e, _i, _v in fences(text) for value in read_body(text[body:end])
-            for call in calls_in(value)[0]]
+    """The calls read fence by fence by the fast paths alone (strict JSON, then the lenient path), or None
+    when they do not read some fence's body (the parse would then hand it to the grammar)."""
+    calls = []
+    for _start, body, end, _block_end, _info, _value in fences(text):
+        value = _read_fast(text[body:end])
+        if value is _MISSING:
+            return None
+        calls.extend(calls_in(value)[0])
+    return calls
 
 
 @settings(max_examples=200, deadline=None)
@@ -51,7 +53,7 @@ def _fast_calls(text):
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), min_size=1, max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    _agree(_fast_calls(text), grammar_calls(text))
+    assert_calls(_fast_calls(text), grammar_calls(text), context=text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -59,7 +61,7 @@ def test_fast_path_and_grammar_agree(raw):
 def test_lenient_fast_path_and_grammar_agree(data, calls):
     text = "\n".join("```json\n" + data.draw(lenient_text({"name": c.name, "arguments": c.arguments})) + "\n```"
                      for c in calls)
-    _agree(_fast_calls(text), grammar_calls(text))
+    assert_calls(_fast_calls(text), grammar_calls(text), context=text)
     assert PROTOCOL.parse(text).compliant
 
 
@@ -83,7 +85,7 @@ AGREE = [
 
 @pytest.mark.parametrize("text", AGREE)
 def test_model_like_replies_agree_with_the_reference(text):
-    assert pairs(PROTOCOL.parse(text)) == reference_pairs("code_block_json", text)
+    assert_calls(read_calls(PROTOCOL, text), reference_pairs("code_block_json", text), context=text)
 
 
 def test_every_fence_is_read():
@@ -91,22 +93,24 @@ def test_every_fence_is_read():
     reference reads only the first of them (so its own render does not round-trip). Several
     objects in one fence are all read too (the reference keeps the first)."""
     two = PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {"b": 2})])
-    assert reference_pairs("code_block_json", two) == [("f", {"a": 1})]
-    assert pairs(PROTOCOL.parse(two)) == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert_calls(reference_pairs("code_block_json", two), [("f", {"a": 1})])
+    assert_calls(read_calls(PROTOCOL, two), [("f", {"a": 1}), ("g", {"b": 2})])
     lines = '```json\n{"name": "f", "arguments": {}}\n{"name": "g", "arguments": {}}\n```'
-    assert reference_pairs("code_block_json", lines) == [("f", {})]
-    assert pairs(PROTOCOL.parse(lines)) == [("f", {}), ("g", {})]
+    assert_calls(reference_pairs("code_block_json", lines), [("f", {})])
+    assert_calls(read_calls(PROTOCOL, lines), [("f", {}), ("g", {})])
 
 
 def test_compliance():
     assert PROTOCOL.parse('```json\n{"name": "f", "arguments": {}}\n```').compliant
     assert PROTOCOL.parse('```\n{"name": "f", "arguments": {}}\n```').compliant
     bare = PROTOCOL.parse('{"name": "f", "arguments": {}}')
-    assert pairs(bare) == [("f", {})] and not bare.compliant and "no ```json code fence" in bare.notes[0]
+    assert_calls(as_pipeline_reads(PROTOCOL, bare), [("f", {})])
+    assert not bare.compliant and "no ```json code fence" in bare.notes[0]
     assert not PROTOCOL.parse('Here:\n```json\n{"name": "f", "arguments": {}}\n```').compliant
     assert not PROTOCOL.parse('```python\n{"name": "f", "arguments": {}}\n```').compliant
     unclosed = PROTOCOL.parse('```json\n{"name": "f", "arguments": {}}')
-    assert pairs(unclosed) == [("f", {})] and "never closed" in unclosed.notes[0]
+    assert_calls(as_pipeline_reads(PROTOCOL, unclosed), [("f", {})])
+    assert "never closed" in unclosed.notes[0]
 
 
 def test_malformed_reply_says_where_the_grammar_stopped():
@@ -118,19 +122,26 @@ def test_malformed_reply_says_where_the_grammar_stopped():
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet='`[]{}"\':,\\ \nab1tTnN.-ej', max_size=60))
 def test_never_raises_on_fence_like_noise(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(index):
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text):
     began = time.perf_counter()
-    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert_total(PROTOCOL, text)
+    assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
+def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
+    began = time.perf_counter()
+    assert_total(PROTOCOL, text, malformed=True)
     assert time.perf_counter() - began < 5
 
 

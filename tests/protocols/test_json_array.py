@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, check_total,
-                               lenient_reply, pairs, reference_pairs, same, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, lenient_reply,
+                               reference_pairs, sample_calls)
+from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.json_array import fast_calls, grammar_calls
@@ -33,7 +34,7 @@ def test_round_trip_bfcl(calls):
 def test_round_trip_no_call():
     assert PROTOCOL.render_calls([]) == "[]"
     extraction = PROTOCOL.parse("[]")
-    assert extraction.calls == () and extraction.compliant
+    assert extraction.calls == () and extraction.compliant and not extraction.notes
 
 
 @settings(max_examples=200, deadline=None)
@@ -41,15 +42,13 @@ def test_round_trip_no_call():
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    fast, slow = fast_calls(text), grammar_calls(text)
-    assert fast is not None
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
+    assert_calls(fast_calls(text), grammar_calls(text), context=text)
 
 
 def test_grammar_reads_what_json_does_not():
     text = "[{'name': 'f', 'arguments': {'a': True, 'b': None, 'c': [1, 2,],},},]"
     assert fast_calls(text) is None
-    assert grammar_calls(text) == [("f", {"a": True, "b": None, "c": [1, 2]})]
+    assert_calls(grammar_calls(text), [("f", {"a": True, "b": None, "c": [1, 2]})], context=text)
 
 
 AGREE = [
@@ -79,7 +78,7 @@ AGREE = [
 
 @pytest.mark.parametrize("text", AGREE)
 def test_model_like_replies_agree_with_the_reference(text):
-    assert pairs(PROTOCOL.parse(text)) == reference_pairs("json_array", text)
+    assert_calls(read_calls(PROTOCOL, text), reference_pairs("json_array", text), context=text)
 
 
 def test_non_object_arguments_are_kept_under_raw():
@@ -87,8 +86,8 @@ def test_non_object_arguments_are_kept_under_raw():
     ``_value``), and ``"arguments": null`` is no arguments (the reference keeps ``{"_value": None}``):
     the shared ``call_from_object`` decides this for the whole JSON family, and validation reports
     ``_raw`` as an unknown argument."""
-    assert pairs(PROTOCOL.parse('[{"name": "f", "arguments": [1]}]')) == [("f", {"_raw": [1]})]
-    assert pairs(PROTOCOL.parse('[{"name": "f", "arguments": null}]')) == [("f", {})]
+    assert_calls(read_calls(PROTOCOL, '[{"name": "f", "arguments": [1]}]'), [("f", {"_raw": [1]})])
+    assert_calls(read_calls(PROTOCOL, '[{"name": "f", "arguments": null}]'), [("f", {})])
 
 
 def test_compliance():
@@ -109,27 +108,35 @@ def test_malformed_reply_says_where_the_grammar_stopped():
 
 
 def test_truncated_array_keeps_the_complete_calls():
-    extraction = PROTOCOL.parse('[{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {"b"')
-    assert pairs(extraction) == [("f", {"a": 1})]
+    text = '[{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {"b"'
+    extraction = PROTOCOL.parse(text)
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), [("f", {"a": 1})], context=text)
     assert "line 1, column 68" in extraction.notes[0] and "the end of the text" in extraction.notes[0]
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet='[]{}"\':,\\ \nab1tTnN.-e', max_size=60))
 def test_never_raises_on_json_like_noise(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(index):
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text):
     began = time.perf_counter()
-    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert_total(PROTOCOL, text)
+    assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
+def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
+    began = time.perf_counter()
+    assert_total(PROTOCOL, text, malformed=True)
     assert time.perf_counter() - began < 5
 
 
@@ -144,7 +151,5 @@ def test_instructions_and_example():
 @given(st.data(), sample_calls(max_calls=3))
 def test_lenient_fast_path_and_grammar_agree(data, calls):
     text = data.draw(lenient_reply(calls))
-    fast, slow = fast_calls(text, lenient=True), grammar_calls(text)
-    assert fast is not None, text
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
+    assert_calls(fast_calls(text, lenient=True), grammar_calls(text), context=text)
     assert PROTOCOL.parse(text).compliant

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, check_total,
-                               lenient_reply, pairs, reference_pairs, same, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, ONE_LINE, bfcl_calls, lenient_reply,
+                               reference_pairs, sample_calls)
+from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.jsonl_call import fast_calls, grammar_calls
@@ -32,12 +33,7 @@ def test_round_trip_bfcl(calls):
 def test_no_call_is_no_lines():
     assert PROTOCOL.render_calls([]) == ""
     extraction = PROTOCOL.parse("")
-    assert extraction.calls == () and extraction.compliant
-
-
-def _agree(fast, slow):
-    assert fast is not None
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
+    assert extraction.calls == () and extraction.compliant and not extraction.notes
 
 
 @settings(max_examples=200, deadline=None)
@@ -45,7 +41,7 @@ def _agree(fast, slow):
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    _agree(fast_calls(text), grammar_calls(text))
+    assert_calls(fast_calls(text), grammar_calls(text), context=text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -53,10 +49,22 @@ def test_fast_path_and_grammar_agree(raw):
 def test_lenient_fast_path_and_grammar_agree(data, calls):
     text = data.draw(lenient_reply(calls, container="lines"))
     slow = grammar_calls(text)
-    if text.count("\n") == len(calls) - 1:  # each object on one line: the line-by-line path reads it
-        _agree(fast_calls(text, lenient=True), slow)
-    found = pairs(PROTOCOL.parse(text))
-    assert len(found) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(found, slow))
+    one_per_line = text.count("\n") == len(calls) - 1
+    event("each object on one line" if one_per_line else "an object over several lines")
+    if one_per_line:  # the line-by-line path reads it (test_lenient_one_line_replies_take_the_fast_path: always)
+        assert_calls(fast_calls(text, lenient=True), slow, context=text)
+    assert_calls(read_calls(PROTOCOL, text), slow, context=text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), sample_calls(max_calls=3))
+def test_lenient_one_line_replies_take_the_fast_path(data, calls):
+    text = data.draw(lenient_reply(calls, container="lines", spaces=ONE_LINE))
+    slow = grammar_calls(text)
+    assert_calls(fast_calls(text, lenient=True), slow, context=text)
+    extraction = PROTOCOL.parse(text)
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), slow, context=text)
+    assert extraction.compliant and not extraction.notes, (text, extraction)
 
 
 AGREE = [
@@ -78,16 +86,16 @@ AGREE = [
 
 @pytest.mark.parametrize("text", AGREE)
 def test_model_like_replies_agree_with_the_reference(text):
-    assert pairs(PROTOCOL.parse(text)) == reference_pairs("jsonl_call", text)
+    assert_calls(read_calls(PROTOCOL, text), reference_pairs("jsonl_call", text), context=text)
 
 
 def test_two_objects_on_one_line_are_both_read():
     """Divergence: two call objects on one line are both read (noted, not compliant); the reference
     reads the first only and drops the second call without a word."""
     text = '{"name": "f", "arguments": {"a": 1}} {"name": "g", "arguments": {"b": 2}}'
-    assert reference_pairs("jsonl_call", text) == [("f", {"a": 1})]
+    assert_calls(reference_pairs("jsonl_call", text), [("f", {"a": 1})])
     extraction = PROTOCOL.parse(text)
-    assert pairs(extraction) == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), [("f", {"a": 1}), ("g", {"b": 2})])
     assert not extraction.compliant and "call 2 shares a line with the one before" in extraction.notes
 
 
@@ -97,14 +105,15 @@ def test_compliance():
     assert PROTOCOL.parse('```json\n{"name": "f", "arguments": {}}\n```').compliant
     assert not PROTOCOL.parse('Sure:\n{"name": "f", "arguments": {}}').compliant
     pretty = PROTOCOL.parse('{\n  "name": "f",\n  "arguments": {}\n}')
-    assert pairs(pretty) == [("f", {})] and not pretty.compliant and "call 1 spans several lines" in pretty.notes
+    assert_calls(as_pipeline_reads(PROTOCOL, pretty), [("f", {})])
+    assert not pretty.compliant and "call 1 spans several lines" in pretty.notes
     array = PROTOCOL.parse('[{"name": "f", "arguments": {}}]')
     assert not array.compliant and "not one object per line" in array.notes[0]
 
 
 def test_malformed_reply_says_where_the_grammar_stopped():
     extraction = PROTOCOL.parse('{"name": "f", "arguments": {"a": 1}}\n{"name": "g", "arguments": {"b": tru}}')
-    assert pairs(extraction) == [("f", {"a": 1})]
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), [("f", {"a": 1})])
     assert extraction.notes == ("a line could not be read: line 2, column 34: expected '{' or '[' or a double-quoted "
                                 "string or false or null or a number or ..., found 't'",)
 
@@ -112,19 +121,26 @@ def test_malformed_reply_says_where_the_grammar_stopped():
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet='[]{}"\':,\\ \nab1tTnN.-e', max_size=60))
 def test_never_raises_on_json_like_noise(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(index):
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text):
     began = time.perf_counter()
-    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert_total(PROTOCOL, text)
+    assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
+def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
+    began = time.perf_counter()
+    assert_total(PROTOCOL, text, malformed=True)
     assert time.perf_counter() - began < 5
 
 

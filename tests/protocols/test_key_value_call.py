@@ -7,14 +7,15 @@ leading double quote, or is empty) is written as a JSON string literal on its on
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from text_family_support import (NASTY_INPUTS, ROUND_TRIP, SAMPLE, TEXT, assert_round_trip, bfcl_calls, calls_for,
-                                 ours, ref_example, ref_parse, same)
+from support.compare import equal_json
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls, render
+from text_family_support import (ROUND_TRIP, SAMPLE, TEXT, assert_fast_path_agrees, assert_reads_as_the_reference,
+                                 bfcl_calls, calls_for, nasty_cases, ref_example, ref_parse, single_calls)
 
 from toolform_rules import ToolCall, load_tools
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.key_value_call import _block_fast, _block_grammar
 from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
@@ -29,14 +30,14 @@ def test_registered_and_text_valued() -> None:
 @ROUND_TRIP
 @given(calls=calls_for(SAMPLE))
 def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
-    assert_round_trip(P, calls, SAMPLE)
+    assert_round_trip(P, calls, SAMPLE, values=equal_json)
 
 
 @ROUND_TRIP
 @given(drawn=bfcl_calls())
 def test_round_trip_bfcl(drawn) -> None:
     toolset, calls = drawn
-    assert_round_trip(P, calls, toolset)
+    assert_round_trip(P, calls, toolset, values=equal_json)
 
 
 @ROUND_TRIP
@@ -51,7 +52,7 @@ def test_round_trip_text_level(calls: list[ToolCall]) -> None:
 @given(value=TEXT)
 def test_any_string_round_trips(value: str) -> None:
     toolset = load_tools([{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}])
-    assert_round_trip(P, [ToolCall("f", {"a": value})], toolset)
+    assert_round_trip(P, [ToolCall("f", {"a": value})], toolset, values=equal_json)
 
 
 def test_an_argument_named_tool_cannot_be_written() -> None:
@@ -66,7 +67,7 @@ def test_the_example_matches_the_reference() -> None:
                                        "auto_renew": True,
                                        "contract_details": {"contract_id": "C-1", "status": "draft"}})
     assert P.example(call) == ref_example("key_value_call", call.name, call.arguments)
-    assert_round_trip(P, [call], SAMPLE)
+    assert_round_trip(P, [call], SAMPLE, values=equal_json)
 
 
 AGREE = [
@@ -83,10 +84,7 @@ AGREE = [
 
 @pytest.mark.parametrize("text", AGREE)
 def test_model_like_replies_agree_with_the_reference(text: str) -> None:
-    got, want = ours(P, text), ref_parse("key_value_call", text)
-    assert len(got) == len(want)
-    for (name, args), (ref_name, ref_args) in zip(got, want):
-        assert name == ref_name and same(args, ref_args), (got, want)
+    assert_reads_as_the_reference(P, text)
 
 
 def test_divergence_json_string_literals_are_read_whole() -> None:
@@ -94,7 +92,7 @@ def test_divergence_json_string_literals_are_read_whole() -> None:
     its ends and escapes (``\\n``) included; the reference strips the quotes and the spaces and
     keeps ``\\n`` as two characters."""
     text = 'TOOL: legal_draft_v3\ncounterparty: "  padded\\n "'
-    assert ours(P, text)[0][1]["counterparty"] == "  padded\n "
+    assert read_calls(P, text, SAMPLE)[0][1]["counterparty"] == "  padded\n "
     assert ref_parse("key_value_call", text)[0][1]["counterparty"] == "padded\\n"
 
 
@@ -103,13 +101,14 @@ def test_divergence_line_breaks_in_values() -> None:
     lost (or opens another block); we write the value as a JSON string literal."""
     call = ToolCall("legal_draft_v3", {"counterparty": "a\nTOOL: b ", "value": 1, "term_months": 2})
     assert len(ref_parse("key_value_call", ref_example("key_value_call", call.name, call.arguments))) == 2
-    assert_round_trip(P, [call], SAMPLE)
+    assert_round_trip(P, [call], SAMPLE, values=equal_json)
 
 
 def test_divergence_empty_value_is_empty_text() -> None:
     """Divergence: ``counterparty:`` with nothing after it is the empty text (the reference: null).
     We write the empty string as ``""``, which both read as empty."""
-    assert ours(P, "TOOL: legal_draft_v3\ncounterparty:\nvalue: 3")[0][1] == {"counterparty": "", "value": 3}
+    assert_calls(read_calls(P, "TOOL: legal_draft_v3\ncounterparty:\nvalue: 3", SAMPLE),
+                 [("legal_draft_v3", {"counterparty": "", "value": 3})], equal_json)
     assert ref_parse("key_value_call", "TOOL: legal_draft_v3\ncounterparty:\nvalue: 3")[0][1]["counterparty"] is None
 
 
@@ -117,7 +116,8 @@ def test_divergence_unknown_argument_lines_are_kept() -> None:
     """Divergence: every ``name: value`` line of the block is an argument — ``Note: thanks`` too, for
     validation to report as unknown; the reference drops names the schema does not have."""
     text = "TOOL: legal_draft_v3\ncounterparty: Acme\nNote: thanks"
-    assert ours(P, text)[0][1] == {"counterparty": "Acme", "Note": "thanks"}
+    assert_calls(read_calls(P, text, SAMPLE), [("legal_draft_v3", {"counterparty": "Acme", "Note": "thanks"})],
+                 equal_json)
     assert ref_parse("key_value_call", text)[0][1] == {"counterparty": "Acme"}
 
 
@@ -137,24 +137,35 @@ def test_malformed_reply_says_where_the_grammar_stopped() -> None:
 
 
 def test_a_long_call_outside_the_plain_form_is_not_given_to_the_grammar() -> None:
-    """Past MAX_GRAMMAR_CHARS only the fast reader runs (the grammar would take seconds); a note says so."""
+    """Past MAX_GRAMMAR_CHARS only the fast reader runs (the grammar would take seconds); a call it
+    cannot read (this one is malformed near its end) is left out, and a note says why."""
     text = "TOOL: f\n" + "a: b\n" * 12000 + "b: \r x"
     assert len(text) > MAX_GRAMMAR_CHARS
-    extraction = P.parse(text, SAMPLE)
+    extraction = assert_total(P, text, SAMPLE, malformed=True)
     assert any("characters long" in note for note in extraction.notes), extraction.notes
+
+
+#: none of the nasty inputs holds a block that cannot be read (repeated lines are noted, not refused)
+MALFORMED: set[str] = set()
 
 
 @settings(max_examples=300, deadline=None)
 @given(text=st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    result = P.parse(text, SAMPLE)
-    assert isinstance(result, Extraction) and not any("internal error" in n for n in result.notes)
+    assert_total(P, text, SAMPLE)
 
 
-@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
-    result = P.parse(text, SAMPLE)
-    assert isinstance(result, Extraction) and not any("internal error" in n for n in result.notes)
+@pytest.mark.parametrize(("text", "malformed"), nasty_cases(MALFORMED))
+def test_never_raises_on_nasty_inputs(text: str, malformed: bool) -> None:
+    assert_total(P, text, SAMPLE, malformed=malformed)
+
+
+@ROUND_TRIP
+@given(drawn=single_calls())
+def test_fast_path_reads_every_rendered_block(drawn) -> None:
+    """A block as we write it is the plain form: the fast path reads it, line for line as the grammar."""
+    toolset, calls = drawn
+    assert_fast_path_agrees(_block_fast, _block_grammar, render(P, calls, toolset), must_read=True)
 
 
 BLOCK = st.builds(lambda head, rest: head + rest, st.sampled_from(["TOOL: f", " tool = legal_draft_v3 ", "Tool:"]),
@@ -162,15 +173,25 @@ BLOCK = st.builds(lambda head, rest: head + rest, st.sampled_from(["TOOL: f", " 
 
 
 @settings(max_examples=500, deadline=None)
-@given(segment=st.one_of(BLOCK, calls_for(SAMPLE, 1).map(lambda calls: P.render_calls(calls))))
+@given(segment=BLOCK)
 def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
-    fast = _block_fast(segment)
-    try:
-        slow = _block_grammar(segment)
-    except GrammarFailure:
-        slow = None
-    if fast is not None:
-        assert slow == fast, (segment, fast, slow)
+    """Any text: what the fast path reads the grammar reads alike."""
+    fast, _ = assert_fast_path_agrees(_block_fast, _block_grammar, segment)
+    event("the fast path read it" if fast is not None else "the fast path declined")
+
+
+@pytest.mark.parametrize(("segment", "fast_reads"), [
+    ("TOOL: f\na: b\n- b = a", True),
+    (" tool = legal_draft_v3 \n  a: \"b\"", True),
+    ("TOOL: f\r\na: b", True),
+    ("Tool:\nab: T", False),
+    ("TOOL: f\n\na: b", False),
+    ("TOOL: f\nab", False),
+])
+def test_fast_path_on_known_segments(segment: str, fast_reads: bool) -> None:
+    """Segments of BLOCK's own alphabet, so its draws include ones the fast path reads."""
+    fast, _ = assert_fast_path_agrees(_block_fast, _block_grammar, segment, must_read=fast_reads)
+    assert (fast is not None) == fast_reads, (segment, fast)
 
 
 def test_instructions() -> None:

@@ -7,7 +7,9 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from markup_family_support import SAMPLE_DOC, our_calls, same_calls, texts
+from markup_family_support import SAMPLE_DOC, texts, toolset_for
+from support.compare import equal_json
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
@@ -67,8 +69,10 @@ def test_the_reference_renders_read_back(protocol_id: str) -> None:
         reference = ref_get_protocol(protocol_id)
         one = reference.render_calls([RefCall("legal_draft_v3", ONE)])
         two = reference.render_calls([RefCall("legal_draft_v3", ONE), RefCall("legal_draft_v3", TWO)])
-    assert same_calls(our_calls(protocol_id, one, [SAMPLE_DOC]), [("legal_draft_v3", ONE)])
-    assert same_calls(our_calls(protocol_id, two, [SAMPLE_DOC]), [("legal_draft_v3", ONE), ("legal_draft_v3", TWO)])
+    protocol, toolset = get_protocol(protocol_id), toolset_for([SAMPLE_DOC])
+    assert_calls(read_calls(protocol, one, toolset), [("legal_draft_v3", ONE)], equal_json, one)
+    assert_calls(read_calls(protocol, two, toolset), [("legal_draft_v3", ONE), ("legal_draft_v3", TWO)], equal_json,
+                 two)
 
 
 @pytest.mark.parametrize("protocol_id", GROUP)
@@ -94,14 +98,11 @@ def test_example_is_render_calls_of_one(protocol_id: str) -> None:
 @pytest.mark.parametrize("protocol_id", GROUP)
 @pytest.mark.parametrize("text", ["", "   ", "Hello, how can I help?", "```\n```", "\x00\x01"])
 def test_replies_without_a_call(protocol_id: str, text: str) -> None:
-    extraction = get_protocol(protocol_id).parse(text)
-    assert extraction.calls == () and not extraction.compliant and extraction.notes
+    assert_total(get_protocol(protocol_id), text, malformed=True)
 
 
 @pytest.mark.parametrize("protocol_id", GROUP)
 @given(st.sampled_from(["f", "My.Tool-2", "x"]))
 @settings(max_examples=5, deadline=None)
 def test_a_call_without_arguments(protocol_id: str, name: str) -> None:
-    protocol = get_protocol(protocol_id)
-    extraction = protocol.parse(protocol.render_calls([ToolCall(name, {})]))
-    assert [(c.name, c.arguments) for c in extraction.calls] == [(name, {})] and extraction.compliant
+    assert_round_trip(get_protocol(protocol_id), [ToolCall(name, {})], values=equal_json)

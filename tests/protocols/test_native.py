@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, check_total,
-                               lenient_reply, pairs, reference_pairs, same, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, lenient_reply,
+                               reference_pairs, sample_calls)
+from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.native import fast_calls, grammar_calls
@@ -57,16 +58,10 @@ def completion(calls):
 @settings(max_examples=100, deadline=None)
 @given(calls=bfcl_calls(max_calls=3))
 def test_provider_envelopes_give_every_call(envelope, calls):
-    extraction = PROTOCOL.parse(envelope(calls))
-    found = pairs(extraction)
-    assert [n for n, _ in found] == [c.name for c in calls]
-    assert all(same(a, c.arguments) for (_, a), c in zip(found, calls))
+    text = envelope(calls)
+    extraction = PROTOCOL.parse(text)
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), [(c.name, c.arguments) for c in calls], context=text)
     assert extraction.compliant
-
-
-def _agree(fast, slow):
-    assert fast is not None
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
 
 
 @settings(max_examples=200, deadline=None)
@@ -76,14 +71,14 @@ def _agree(fast, slow):
 def test_fast_path_and_grammar_agree(raw, envelope):
     calls = [ToolCall(n, a) for n, a in raw]
     text = envelope(calls) if envelope else PROTOCOL.render_calls(calls)
-    _agree(fast_calls(text), grammar_calls(text))
+    assert_calls(fast_calls(text), grammar_calls(text), context=text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.data(), sample_calls(max_calls=3))
 def test_lenient_fast_path_and_grammar_agree(data, calls):
     text = data.draw(lenient_reply(calls))
-    _agree(fast_calls(text, lenient=True), grammar_calls(text))
+    assert_calls(fast_calls(text, lenient=True), grammar_calls(text), context=text)
 
 
 AGREE = [
@@ -110,7 +105,7 @@ AGREE = [
 
 @pytest.mark.parametrize("text", AGREE)
 def test_model_like_replies_agree_with_the_reference(text):
-    assert pairs(PROTOCOL.parse(text)) == reference_pairs("native", text)
+    assert_calls(read_calls(PROTOCOL, text), reference_pairs("native", text), context=text)
 
 
 def test_every_rendered_line_is_read():
@@ -118,14 +113,14 @@ def test_every_rendered_line_is_read():
     renders it), and every line is read; the reference reads only the first line of its own
     rendering, so its round trip loses calls."""
     text = PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {"b": 2})])
-    assert reference_pairs("native", text) == [("f", {"a": 1})]
-    assert pairs(PROTOCOL.parse(text)) == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert_calls(reference_pairs("native", text), [("f", {"a": 1})])
+    assert_calls(read_calls(PROTOCOL, text), [("f", {"a": 1}), ("g", {"b": 2})])
 
 
 def test_an_envelope_is_not_a_call_named_after_the_speaker():
     text = ('{"role": "assistant", "name": "helper", "content": null, "tool_calls": [{"id": "c", "type": '
             '"function", "function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]}')
-    assert pairs(PROTOCOL.parse(text)) == [("f", {"a": 1})]
+    assert_calls(read_calls(PROTOCOL, text), [("f", {"a": 1})])
 
 
 def test_compliance():
@@ -144,19 +139,26 @@ def test_malformed_reply_says_where_the_grammar_stopped():
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet='[]{}"\':,\\ \nab1tTnN.-e', max_size=60))
 def test_never_raises_on_json_like_noise(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(index):
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text):
     began = time.perf_counter()
-    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert_total(PROTOCOL, text)
+    assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
+def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
+    began = time.perf_counter()
+    assert_total(PROTOCOL, text, malformed=True)
     assert time.perf_counter() - began < 5
 
 

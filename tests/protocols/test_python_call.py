@@ -3,26 +3,32 @@ reference, never raising, where the grammar stopped."""
 
 from __future__ import annotations
 
+import ast
 import time
+import warnings
 
 import pytest
-from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, assert_agrees,
-                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, plain, python_call_source,
-                                 python_value, ref_render, same, same_items)
-from hypothesis import example, given
+from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
+                                 SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
+                                 python_call_source, python_value, ref_render, written)
+from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 
+from support.compare import identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, ast_calls, decode_python_string,
-                                                  grammar_read, json_calls, py_literal, quick_calls)
+                                                  fast_calls, grammar_read, json_calls, py_literal, quick_calls)
 from toolform_rules.grammar import GrammarFailure
 
 P = get_protocol("python_call")
+#: the fast path's readers, tried in this order (see ``fast_calls``)
+FAST_READERS = (json_calls, quick_calls, ast_calls)
 
 
 def grammar_calls(text: str):
+    """The calls of ``text`` as the python_call grammar reads them (the slow path)."""
     return grammar_read("python_call", PythonValues(), text)
 
 
@@ -49,20 +55,19 @@ def test_round_trip_bfcl(drawn) -> None:
 @given(calls=calls_for(SAMPLE))
 def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
     """The grammar alone reads every rendered reply exactly too (not only the fast path)."""
-    found = grammar_calls(P.render_calls(calls))
-    assert [c.name for c in found] == [c.name for c in calls]
-    for got, call in zip(found, calls):
-        assert same(dict(got.items), dict(call.arguments))
+    text = P.render_calls(calls)
+    found = [(c.name, dict(c.items)) for c in grammar_calls(text)]
+    assert_calls(found, [(c.name, dict(c.arguments)) for c in calls], identical, context=text)
 
 
 @ROUND_TRIP
 @given(drawn=bfcl_calls())
 def test_rendered_replies_take_the_quick_path(drawn) -> None:
-    """What we write is read without ast or the grammar (the speed of the usual case)."""
+    """What we write is read without ast or the grammar (the speed of the usual case), as the
+    grammar reads it."""
     _, calls = drawn
     text = P.render_calls(calls)
-    quick = quick_calls(text, "lines")
-    assert quick is not None and len(quick) == len(calls), text
+    assert_calls(written(quick_calls(text, "lines")), written(grammar_calls(text)), identical, context=text)
 
 
 def test_the_example_is_the_reference_rendering() -> None:
@@ -77,17 +82,19 @@ def test_the_example_is_the_reference_rendering() -> None:
 def test_values_that_need_care() -> None:
     arguments = {"s": "", "t": "  pad  ", "u": "a\\b\n\"c\"'d'\r\t\x00\u2028é🙂", "n": 1e-07, "m": -0.0, "i": 10**20,
                  "b": False, "z": None, "o": {"": [], "k w": {"x": [{"y": None}]}}, "a": [[], {}, "", 1.5]}
-    call = ToolCall("f", arguments)
-    extraction = P.parse(P.render_calls([call]))
-    assert same(extraction.calls[0].arguments, arguments) and extraction.compliant
-    assert same(dict(grammar_calls(P.render_calls([call]))[0].items), arguments)
+    text = P.render_calls([ToolCall("f", arguments)])
+    extraction = P.parse(text)
+    assert_calls([(c.name, c.arguments) for c in extraction.calls], [("f", arguments)], identical, context=text)
+    assert extraction.compliant
+    assert_calls([(c.name, dict(c.items)) for c in grammar_calls(text)], [("f", arguments)], identical, context=text)
 
 
 def test_infinity_reads_back_and_nan_has_no_literal() -> None:
     """No Python literal is NaN; infinity is written 1e999, which reads back as infinity."""
-    got = P.parse(P.render_calls([ToolCall("f", {"x": float("inf"), "y": float("-inf")})])).calls[0].arguments
-    assert got == {"x": float("inf"), "y": float("-inf")}
-    assert P.parse(P.render_calls([ToolCall("f", {"x": float("nan")})])).calls[0].arguments == {"x": "nan"}
+    infinite = P.parse(P.render_calls([ToolCall("f", {"x": float("inf"), "y": float("-inf")})]))
+    assert [c.arguments for c in infinite.calls] == [{"x": float("inf"), "y": float("-inf")}]
+    not_a_number = P.parse(P.render_calls([ToolCall("f", {"x": float("nan")})]))
+    assert [c.arguments for c in not_a_number.calls] == [{"x": "nan"}]
 
 
 # --- the fast paths read what the grammar reads ---------------------------------------------------
@@ -95,42 +102,73 @@ def test_infinity_reads_back_and_nan_has_no_literal() -> None:
 @PROPERTY
 @given(drawn=python_call_source())
 def test_fast_paths_agree_with_the_grammar(drawn) -> None:
+    """The grammar reads every call a model might write; each fast reader that takes it (not all
+    do: ``from=`` is no Python keyword argument, a tuple is beyond the quick reader) reads the same."""
     text, name, items = drawn
-    by_grammar = grammar_calls(text)
-    assert len(by_grammar) == 1 and by_grammar[0].name == name and same_items(by_grammar[0].items, items), text
-    for reader in (json_calls, quick_calls, ast_calls):
+    by_grammar = written(grammar_calls(text))
+    assert_calls(by_grammar, [(name, items)], identical, context=text)
+    for reader in FAST_READERS:
         fast = reader(text, "call")
+        event(f"{reader.__name__} {'declined' if fast is None else 'read it'}")
         if fast is not None:
-            assert len(fast) == 1 and fast[0].name == name and same_items(fast[0].items, by_grammar[0].items), (
-                reader.__name__, text)
+            assert_calls(written(fast), by_grammar, identical, context=(reader.__name__, text))
+
+
+#: for each fast reader, calls in its subset of the syntax (the earlier readers decline them)
+FAST_READER_CASES = [
+    (json_calls, 'legal_draft_v3(counterparty="Acme", value=-2.5e3, contract_details={"k": [1, None, True]})'),
+    (quick_calls, "f('Acme', 5, a=true, b={'k': [null, -0.0]})"),
+    (ast_calls, 'math.factorial((1, 2), a=+3, b=r"\\d", c=0x1F, d="a" "b", e=1_000)'),
+]
+
+
+@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES, ids=[r.__name__ for r, _ in FAST_READER_CASES])
+def test_each_fast_path_reads_its_subset_as_the_grammar_does(reader, text: str) -> None:
+    """The properties above compare a reader with the grammar only where it reads; here each
+    one must read, and must be the reader ``fast_calls`` uses."""
+    by_grammar = written(grammar_calls(text))
+    assert_calls(written(reader(text, "call")), by_grammar, identical, context=text)
+    assert_calls(written(fast_calls(text, "call")), by_grammar, identical, context=text)
+    for earlier in FAST_READERS[:FAST_READERS.index(reader)]:
+        assert earlier(text, "call") is None, (earlier.__name__, text)
 
 
 @PROPERTY
 @given(drawn=python_call_source(), junk=st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n", max_size=3),
        where=st.integers(min_value=0))
 def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int) -> None:
-    """Whatever a fast path reads from a damaged call, the grammar reads the same way."""
+    """Whatever a fast path reads from a damaged call, the grammar reads the same way (how often
+    a reader still reads is in the hypothesis statistics)."""
     text = drawn[0]
     where %= len(text) + 1
     text = text[:where] + junk + text[where:]
-    for reader in (json_calls, quick_calls, ast_calls):
+    for reader in FAST_READERS:
         fast = reader(text, "call")
+        event(f"{reader.__name__} {'declined' if fast is None else 'read it'}")
         if fast is None:
             continue
         try:
             by_grammar = grammar_calls(text)
         except GrammarFailure:
             pytest.fail(f"{reader.__name__} read what the grammar refuses: {text!r}")
-        assert len(by_grammar) == 1 and same_items(fast[0].items, by_grammar[0].items), (reader.__name__, text)
+        assert_calls(written(fast), written(by_grammar), identical, context=(reader.__name__, text))
+
+
+@pytest.mark.parametrize("text", ["l. egal_draft_v3()", "math . factorial(number=5)"])
+def test_the_fast_path_refuses_a_name_written_apart_as_the_grammar_does(text: str) -> None:
+    with pytest.raises(GrammarFailure):
+        grammar_calls(text)
+    assert ast_calls(text, "call") is None and fast_calls(text, "call") is None
 
 
 @PROPERTY
 @given(value=python_value())
 def test_python_literals_written_by_us_read_back(value) -> None:
+    """A value we write reads back exactly, by keyword and by position, through the grammar and the fast path."""
     source = py_literal(value)
-    for text in (f"f(x={source})", f"f({source})"):
-        assert same_items(grammar_calls(text)[0].items[-1:], [(None if text.startswith("f(x") is False else "x",
-                                                                 plain(value))])
+    for text, key in ((f"f(x={source})", "x"), (f"f({source})", None)):
+        assert_calls(written(grammar_calls(text)), [("f", [(key, value)])], identical, context=text)
+        assert_calls(written(fast_calls(text, "call")), [("f", [(key, value)])], identical, context=text)
 
 
 @given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
@@ -138,18 +176,14 @@ def test_python_literals_written_by_us_read_back(value) -> None:
 @example(text="\\N{BULLET}\\x41\\101\\u00e9\\U0001F642\\q\\\n", quote='"', prefix="")
 def test_string_decoding_is_pythons(text: str, quote: str, prefix: str) -> None:
     token = prefix + quote + text + quote
-    if not PY_STRING.fullmatch(token[len(prefix):]):
-        return  # not one literal (' + '' is two, concatenated)
-    import ast
-    import warnings
+    assume(PY_STRING.fullmatch(token[len(prefix):]))  # one literal (' + '' is two, concatenated)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             tree = ast.parse(token, mode="eval")
         except (SyntaxError, ValueError):
-            return
-    if not isinstance(tree.body, ast.Constant) or not isinstance(tree.body.value, str):
-        return
+            tree = None
+    assume(tree is not None and isinstance(tree.body, ast.Constant) and isinstance(tree.body.value, str))
     assert decode_python_string(token) == tree.body.value
 
 
@@ -211,11 +245,11 @@ DIVERGE = [
 @pytest.mark.parametrize(("text", "expected"), DIVERGE)
 def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
     """Each case names its divergence and its reason in the comment above it."""
-    assert_calls(P, text, expected)
+    assert_calls(read_calls(P, text, OUR_TOOLS), expected, identical, context=text)
 
 
 def test_positional_values_without_a_tool_keep_their_places() -> None:
-    assert P.parse('f("Acme", 5, x=1)').calls[0].arguments == {"_pos0": "Acme", "_pos1": 5, "x": 1}
+    assert_calls(read_calls(P, 'f("Acme", 5, x=1)'), [("f", {"_pos0": "Acme", "_pos1": 5, "x": 1})], identical)
     notes = P.parse('legal_draft_v3("a", 1, 2, 3, 4, 5, 6)', SAMPLE).notes
     assert any("no parameter left" in n for n in notes)
 
@@ -239,14 +273,17 @@ def test_compliance() -> None:
 
 @given(text=st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse(text, SAMPLE), Extraction)
+    assert_total(P, text)
+    assert_total(P, text, SAMPLE)
 
 
-@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
+@pytest.mark.parametrize("name", NASTY_INPUTS)
+def test_never_raises_on_nasty_inputs(name: str) -> None:
+    """A broken call gives no call and a note why, a flood of calls gives calls, in bounded time."""
+    text, broken, holds_calls = NASTY_INPUTS[name], name in BROKEN_PYTHON, name in PYTHON_CALLS
     started = time.perf_counter()
-    assert isinstance(P.parse(text, SAMPLE), Extraction)
-    assert isinstance(P.parse(text), Extraction)
+    assert_answers_nasty_input(P, text, SAMPLE, broken=broken, holds_calls=holds_calls)
+    assert_answers_nasty_input(P, text, broken=broken, holds_calls=holds_calls)
     assert time.perf_counter() - started < 10
 
 

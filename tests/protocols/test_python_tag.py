@@ -6,15 +6,16 @@ from __future__ import annotations
 import time
 
 import pytest
-from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, assert_agrees,
-                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, python_call_source, ref_render,
-                                 same, same_items)
+from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
+                                 SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
+                                 python_call_source, ref_render, unbound, written)
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from support.compare import identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import grammar_read
 from toolform_rules.protocols.python_tag import TAG, PythonTagValues
 
@@ -22,6 +23,7 @@ P = get_protocol("python_tag")
 
 
 def grammar_calls(text: str):
+    """The calls of ``text`` as the python_tag grammar reads them (the slow path)."""
     return grammar_read("python_tag", PythonTagValues(), text)
 
 
@@ -45,10 +47,9 @@ def test_round_trip_bfcl(drawn) -> None:
 @ROUND_TRIP
 @given(calls=calls_for(SAMPLE))
 def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
-    found = grammar_calls(P.render_calls(calls))
-    assert [c.name for c in found] == [c.name for c in calls]
-    for got, call in zip(found, calls):
-        assert same(dict(got.items), dict(call.arguments))
+    text = P.render_calls(calls)
+    found = [(c.name, dict(c.items)) for c in grammar_calls(text)]
+    assert_calls(found, [(c.name, dict(c.arguments)) for c in calls], identical, context=text)
 
 
 def test_the_example_is_the_reference_rendering() -> None:
@@ -62,6 +63,8 @@ def test_the_example_is_the_reference_rendering() -> None:
        shape=st.sampled_from(["lines", "semicolons", "list", "tags"]),
        end=st.sampled_from(["", "<|eom_id|>", "<|eot_id|>"]))
 def test_the_fast_path_agrees_with_the_grammar(drawn, shape: str, end: str) -> None:
+    """The reply (read by the fast path where it can) gives the calls the grammar reads, with
+    positional values in their places, no toolset binding them."""
     sources = [t for t, _, _ in drawn]
     assume(not any("<|" in t for t in sources))  # a marker in a string ends the segment (we write it escaped)
     if shape == "lines":
@@ -72,13 +75,10 @@ def test_the_fast_path_agrees_with_the_grammar(drawn, shape: str, end: str) -> N
         text = TAG + "[" + ", ".join(sources) + "]" + end
     else:
         text = "\n".join(TAG + s + end for s in sources)
-    by_grammar = grammar_calls(text)
+    assert_calls(written(grammar_calls(text)), [(name, items) for _, name, items in drawn], identical, context=text)
     extraction = P.parse(text)
-    assert [c.name for c in by_grammar] == [n for _, n, _ in drawn] == [c.name for c in extraction.calls], text
-    for raw, grammar_call, (_, _, items) in zip(extraction.calls, by_grammar, drawn):
-        assert same_items(grammar_call.items, items), text
-        if all(k is not None for k, _ in items):
-            assert same(raw.arguments, dict(grammar_call.items)), text
+    assert_calls([(c.name, c.arguments) for c in extraction.calls],
+                 [(name, unbound(items)) for _, name, items in drawn], identical, context=text)
     assert extraction.compliant, (text, extraction)
 
 
@@ -118,7 +118,7 @@ DIVERGE = [
 @pytest.mark.parametrize(("text", "expected"), DIVERGE)
 def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
     """Each case names its divergence and its reason in the comment above it."""
-    assert_calls(P, text, expected)
+    assert_calls(read_calls(P, text, OUR_TOOLS), expected, identical, context=text)
 
 
 def test_compliance() -> None:
@@ -135,13 +135,18 @@ def test_compliance() -> None:
 
 @given(text=st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse(TAG + text, SAMPLE), Extraction)
+    assert_total(P, text)
+    assert_total(P, TAG + text, SAMPLE)
 
 
-@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
+@pytest.mark.parametrize("name", NASTY_INPUTS)
+def test_never_raises_on_nasty_inputs(name: str) -> None:
+    """A broken call gives no call and a note why, a flood of calls gives calls, in bounded time;
+    after the marker, whatever holds no readable call is a broken segment."""
+    text, holds_calls = NASTY_INPUTS[name], name in PYTHON_CALLS
     started = time.perf_counter()
-    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse(TAG + text), Extraction)
+    assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_PYTHON, holds_calls=holds_calls)
+    assert_answers_nasty_input(P, TAG + text, broken=not holds_calls, holds_calls=holds_calls)
     assert time.perf_counter() - started < 10
 
 

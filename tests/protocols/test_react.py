@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, our_calls, reference_calls,
-                                   same_calls, toolset_for)
+from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
+from support.compare import equal_json, identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.react import _extraction, _steps, _steps_by_grammar
 
@@ -19,19 +19,22 @@ DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties":
     "required": ["a"]}},
         {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}},
         {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}]
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TOOLSET = toolset_for(DOCS)
 
 
-@SETTINGS
+# the Action Input is JSON, which gives each value back with its type and keys in order: identical
+@CALL_SETTINGS
 @given(calls_on(text_values=False, several=False))
 def test_round_trip_one_call(case) -> None:
-    assert_round_trip("react", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=identical)
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=False, several=True))
 def test_round_trip_several_calls(case) -> None:
-    assert_round_trip("react", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=identical)
 
 
 AGREE = [
@@ -56,7 +59,9 @@ AGREE = [
 
 @pytest.mark.parametrize("reply", AGREE)
 def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
-    assert same_calls(our_calls("react", reply, DOCS), reference_calls("react", reply, DOCS))
+    ours = read_calls(PROTOCOL, reply, TOOLSET)
+    assert ours, reply  # every reply here holds a call: agreeing on none would prove nothing
+    assert_calls(ours, reference_calls("react", reply, DOCS), equal_json, reply)
 
 
 def test_divergence_words_after_the_json() -> None:
@@ -65,29 +70,31 @@ def test_divergence_words_after_the_json() -> None:
     for reply in ('Thought: x\nAction: f\nAction Input: {"a": 1} and some trailing words',
                   'Action: f\nAction Input: {"a": 1}\nFinal Answer: done'):
         assert reference_calls("react", reply, DOCS) == [("f", {})]
-        assert our_calls("react", reply, DOCS) == [("f", {"a": 1})]
+        assert_calls(read_calls(PROTOCOL, reply, TOOLSET), [("f", {"a": 1})], equal_json, reply)
     assert not PROTOCOL.parse('Action: f\nAction Input: {"a": 1} and more').compliant
 
 
 def test_divergence_fenced_input_and_bold_labels() -> None:
     """Divergence: a code fence around the Action Input and Markdown bold labels are read (the reference
     returns no arguments, or no call)."""
-    assert reference_calls("react", 'Action: f\nAction Input: ```json\n{"a": 1}\n```', DOCS) == [("f", {})]
-    assert our_calls("react", 'Action: f\nAction Input: ```json\n{"a": 1}\n```', DOCS) == [("f", {"a": 1})]
-    assert reference_calls("react", '**Action:** f\n**Action Input:** {"a": 1}', DOCS) == []
-    assert our_calls("react", '**Action:** f\n**Action Input:** {"a": 1}', DOCS) == [("f", {"a": 1})]
+    fenced, bold = 'Action: f\nAction Input: ```json\n{"a": 1}\n```', '**Action:** f\n**Action Input:** {"a": 1}'
+    assert reference_calls("react", fenced, DOCS) == [("f", {})]
+    assert_calls(read_calls(PROTOCOL, fenced, TOOLSET), [("f", {"a": 1})], equal_json, fenced)
+    assert reference_calls("react", bold, DOCS) == []
+    assert_calls(read_calls(PROTOCOL, bold, TOOLSET), [("f", {"a": 1})], equal_json, bold)
 
 
 def test_divergence_bare_inputs() -> None:
     """Divergence: an input that is not an object is the value of a single-parameter tool (LangChain's
     single-input tools); otherwise it is kept under ``_raw`` where validation reports it.  The reference
     drops a bare word and keeps JSON scalars under ``_value``."""
-    assert reference_calls("react", "Action: search\nAction Input: weather in Paris", DOCS) == [("search", {})]
-    assert our_calls("react", "Action: search\nAction Input: weather in Paris", DOCS) == [
-        ("search", {"query": "weather in Paris"})]
-    assert our_calls("react", "Action: f\nAction Input: hello", DOCS) == [("f", {"_raw": "hello"})]
-    assert reference_calls("react", "Action: f\nAction Input: 5", DOCS) == [("f", {"_value": 5})]
-    assert our_calls("react", "Action: f\nAction Input: 5", DOCS) == [("f", {"_raw": 5})]
+    words, word, number = ("Action: search\nAction Input: weather in Paris", "Action: f\nAction Input: hello",
+                           "Action: f\nAction Input: 5")
+    assert reference_calls("react", words, DOCS) == [("search", {})]
+    assert_calls(read_calls(PROTOCOL, words, TOOLSET), [("search", {"query": "weather in Paris"})], equal_json, words)
+    assert_calls(read_calls(PROTOCOL, word, TOOLSET), [("f", {"_raw": "hello"})], equal_json, word)
+    assert reference_calls("react", number, DOCS) == [("f", {"_value": 5})]
+    assert_calls(read_calls(PROTOCOL, number, TOOLSET), [("f", {"_raw": 5})], equal_json, number)
 
 
 def test_truncated_json_says_where_it_stopped() -> None:
@@ -98,8 +105,7 @@ def test_truncated_json_says_where_it_stopped() -> None:
 
 
 def test_malformed_reply_says_where_the_grammar_stopped() -> None:
-    extraction = PROTOCOL.parse('Thought: x\nAction Input: {"a": 1}')
-    assert extraction.calls == ()
+    extraction = assert_total(PROTOCOL, 'Thought: x\nAction Input: {"a": 1}', malformed=True)
     assert extraction.notes == ("the steps could not be read: line 2, column 1: expected action or final or "
                                 "observation or thought, found 'Action Input:'",)
 
@@ -111,7 +117,7 @@ def test_compliance() -> None:
 
 
 def test_single_parameter_rule_uses_the_toolset() -> None:
-    extraction = PROTOCOL.parse("Action: search\nAction Input: cats", toolset_for(DOCS))
+    extraction = PROTOCOL.parse("Action: search\nAction Input: cats", TOOLSET)
     assert extraction.calls[0].arguments == {"query": "cats"}
 
 
@@ -129,17 +135,37 @@ def test_fast_path_and_grammar_agree(text: str) -> None:
     except GrammarFailure:
         slow = None
     assert (fast is None) == (slow is None), text
+    event("label scan: " + ("declined" if fast is None else "answered"))
     if fast is not None and slow is not None:
         a, b = _extraction(*fast, text, None), _extraction(*slow, text, None)
         assert a == b, (text, a, b)
 
 
+@CALL_SETTINGS
+@given(calls_on(text_values=False), st.sampled_from(["", "Sure.\n", "Observation: 3\n"]),
+       st.sampled_from(["", "\nObservation: done", "\nFinal Answer: ok"]))
+def test_label_scan_reads_rendered_replies_as_the_grammar_does(case, before: str, after: str) -> None:
+    """The label scan takes every rendered reply, also after prose or an Observation, and what it reads
+    makes the extraction the grammar's steps make."""
+    text = before + PROTOCOL.render_calls(case[0]) + after
+    fast = _steps(text)
+    assert fast is not None, text
+    assert _extraction(*fast, text, None) == _extraction(*_steps_by_grammar(text), text, None), text
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
-def test_never_raises_on_nasty_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+# "Action:Action:…" is one Action naming a (made-up) tool "Action:Action:…", without an Action Input
+HOLD_A_CALL = {"action_labels"}
+
+
+@pytest.mark.parametrize("name", NASTY)
+def test_nasty_text_is_answered(name: str) -> None:
+    """Every nasty reply is answered; those that hold no Action with no calls and a note."""
+    extraction = assert_total(PROTOCOL, NASTY[name], malformed=name not in HOLD_A_CALL)
+    if name in HOLD_A_CALL:
+        assert len(extraction.calls) == 1 and not extraction.compliant, extraction.notes

@@ -6,17 +6,19 @@ from __future__ import annotations
 import json
 import re
 import time
+from typing import Any
 
 import pytest
-from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, THE_EXAMPLE, assert_agrees,
-                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, json_value, ref_render, same,
-                                 same_items)
-from hypothesis import given
+from code_family_support import (BROKEN_SEXPR, NASTY_INPUTS, OUR_TOOLS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND,
+                                 SEXPR_CALLS, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls,
+                                 calls_for, json_value, ref_render, written)
+from hypothesis import event, given
 from hypothesis import strategies as st
 
+from support.compare import identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import grammar_read
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.sexpr_call import SexprValues, fast_sexprs
@@ -26,6 +28,7 @@ SYMBOL = re.compile(r"[^\W\d][\w.\-*/!?<>=$%&+]*")
 
 
 def grammar_calls(text: str):
+    """The calls of ``text`` as the sexpr_call grammar reads them (the slow path)."""
     return grammar_read("sexpr_call", SexprValues(), text)
 
 
@@ -44,16 +47,16 @@ def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
 def test_round_trip_bfcl(drawn) -> None:
     toolset, calls = drawn
     assert_round_trip(P, calls, toolset)
-    assert fast_sexprs(P.render_calls(calls)) is not None  # the usual case takes the fast path
+    text = P.render_calls(calls)  # the usual case takes the fast path, reading what the grammar reads
+    assert_calls(written(fast_sexprs(text)), written(grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
 @given(calls=calls_for(SAMPLE))
 def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
-    found = grammar_calls(P.render_calls(calls))
-    assert [c.name for c in found] == [c.name for c in calls]
-    for got, call in zip(found, calls):
-        assert same(dict(got.items), dict(call.arguments))
+    text = P.render_calls(calls)
+    found = [(c.name, dict(c.items)) for c in grammar_calls(text)]
+    assert_calls(found, [(c.name, dict(c.arguments)) for c in calls], identical, context=text)
 
 
 def test_the_example_is_the_reference_rendering() -> None:
@@ -62,7 +65,7 @@ def test_the_example_is_the_reference_rendering() -> None:
 
 
 @st.composite
-def sexpr_source(draw, value, symbols_ok: bool = False):
+def sexpr_source(draw: Any, value: Any, symbols_ok: bool = False) -> str:
     """``value`` in s-expression syntax, one of the ways a model might write it."""
     if isinstance(value, bool):
         return draw(st.sampled_from(["true", "#t"] if value else ["false", "#f"]))
@@ -92,7 +95,7 @@ def sexpr_source(draw, value, symbols_ok: bool = False):
 
 
 @st.composite
-def expressions(draw):
+def expressions(draw: Any) -> tuple[str, str, list[tuple[str | None, Any]]]:
     """An s-expression as a model might write it, and the items it holds."""
     name = draw(st.sampled_from(["f", "legal_draft_v3", "math.factorial", "LegalDraftV3", "probe-tool"]))
     positional = draw(st.lists(json_value(4), max_size=1))
@@ -108,30 +111,49 @@ def expressions(draw):
 @PROPERTY
 @given(drawn=expressions())
 def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
+    """The grammar reads every expression a model might write; the fast path, where it takes one
+    (not all: a quoted list '(...) is the grammar's), reads the same."""
     text, name, items = drawn
-    by_grammar = grammar_calls(text)
-    assert len(by_grammar) == 1 and by_grammar[0].name == name and same_items(by_grammar[0].items, items), text
+    by_grammar = written(grammar_calls(text))
+    assert_calls(by_grammar, [(name, items)], identical, context=text)
     fast = fast_sexprs(text)
+    event("the fast path declined" if fast is None else "the fast path read it")
     if fast is not None:
-        assert len(fast) == 1 and fast[0].name == name and same_items(fast[0].items, items), text
+        assert_calls(written(fast), by_grammar, identical, context=text)
+
+
+#: expressions in the fast path's subset (keywords with JSON values, nil, bare words) as a model writes them
+FAST_PATH_CASES = [
+    '(legal_draft_v3 :counterparty "Acme, \\"Ltd\\"" :value 1200.5 :auto_renew true '
+    ':contract_details {"status": "draft"})',
+    '(probe_tool :s red :a [1, 2.5e-3, null] :o {"k": [true, false]} :b nil)\n(f "positional" :x_1 -0.0)',
+]
+
+
+@pytest.mark.parametrize("text", FAST_PATH_CASES)
+def test_the_fast_path_reads_its_subset_as_the_grammar_does(text: str) -> None:
+    """The properties compare the fast path with the grammar only where it reads; here it must read."""
+    assert_calls(written(fast_sexprs(text)), written(grammar_calls(text)), identical, context=text)
 
 
 @PROPERTY
 @given(drawn=expressions(), junk=st.text(alphabet="'\"\\()[]{},:;#-.eE0 t\n", max_size=3),
        where=st.integers(min_value=0))
 def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+    """Whatever the fast path reads from a damaged expression, the grammar reads the same way (how
+    often it still reads is in the hypothesis statistics)."""
     text = drawn[0]
     where %= len(text) + 1
     text = text[:where] + junk + text[where:]
     fast = fast_sexprs(text)
+    event("the fast path declined" if fast is None else "the fast path read it")
     if fast is None:
         return
     try:
         by_grammar = grammar_calls(text)
     except GrammarFailure:
         pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
-    assert [c.name for c in fast] == [c.name for c in by_grammar], text
-    assert all(same_items(a.items, b.items) for a, b in zip(fast, by_grammar)), text
+    assert_calls(written(fast), written(by_grammar), identical, context=text)
 
 
 AGREE = [
@@ -193,7 +215,7 @@ DIVERGE = [
 @pytest.mark.parametrize(("text", "expected"), DIVERGE)
 def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
     """Each case names its divergence and its reason in the comment above it."""
-    assert_calls(P, text, expected)
+    assert_calls(read_calls(P, text, OUR_TOOLS), expected, identical, context=text)
 
 
 def test_compliance() -> None:
@@ -206,13 +228,19 @@ def test_compliance() -> None:
 
 @given(text=st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse("(f :a " + text, SAMPLE), Extraction)
+    assert_total(P, text)
+    assert_total(P, "(f :a " + text, SAMPLE)
 
 
-@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
+@pytest.mark.parametrize("name", NASTY_INPUTS)
+def test_never_raises_on_nasty_inputs(name: str) -> None:
+    """A broken expression gives no call and a note why, a flood of expressions gives calls, in
+    bounded time; after "(f :a " every nasty input leaves the expression unclosed, and only the
+    flood's own expressions are read."""
+    text, holds_calls = NASTY_INPUTS[name], name in SEXPR_CALLS
     started = time.perf_counter()
-    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse("(f :a " + text), Extraction)
+    assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_SEXPR, holds_calls=holds_calls)
+    assert_answers_nasty_input(P, "(f :a " + text, broken=not holds_calls, holds_calls=holds_calls)
     assert time.perf_counter() - started < 10
 
 

@@ -6,25 +6,28 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
-from code_family_support import (NASTY_INPUTS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, TEXT, THE_EXAMPLE, assert_agrees,
-                                 assert_calls, assert_round_trip, bfcl_calls, calls_for, json_scalar, ref_render, same,
-                                 same_items)
-from hypothesis import given
+from code_family_support import (BROKEN_SQL, NASTY_INPUTS, OUR_TOOLS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, SQL_CALLS,
+                                 TEXT, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
+                                 json_scalar, ref_render, written)
+from hypothesis import event, given
 from hypothesis import strategies as st
 
+from support.compare import identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.protocols.code_family import grammar_read
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.sql_call import SqlValues, fast_statement, sql_literal
+from toolform_rules.protocols.sql_call import SqlValues, fast_statement, fast_statements, sql_literal
 
 P = get_protocol("sql_call")
 
 
 def grammar_calls(text: str):
+    """The calls of ``text`` as the sql_call grammar reads them (the slow path)."""
     return grammar_read("sql_call", SqlValues(), text)
 
 
@@ -43,6 +46,8 @@ def test_round_trip_sample_tool(calls: list[ToolCall]) -> None:
 def test_round_trip_bfcl(drawn) -> None:
     toolset, calls = drawn
     assert_round_trip(P, calls, toolset)
+    text = P.render_calls(calls)  # the usual case takes the fast path, reading what the grammar reads
+    assert_calls(written(fast_statements(text)), written(grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -51,12 +56,10 @@ def test_round_trip_text_level(calls: list[ToolCall]) -> None:
     """Before typing: scalars come back as written, objects and arrays as their JSON text; the
     grammar reads every statement the same way as the fast path."""
     text = P.render_calls(calls)
-    extraction = P.parse(text)
-    by_grammar = grammar_calls(text)
-    for raw, by_g, call in zip(extraction.calls, by_grammar, calls, strict=True):
-        want = {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
-                for k, v in call.arguments.items()}
-        assert same(raw.arguments, want) and same(dict(by_g.items), want), text
+    want = [(call.name, {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+                         for k, v in call.arguments.items()}) for call in calls]
+    assert_calls([(c.name, c.arguments) for c in P.parse(text).calls], want, identical, context=text)
+    assert_calls([(c.name, dict(c.items)) for c in grammar_calls(text)], want, identical, context=text)
 
 
 def test_the_example_is_the_reference_rendering() -> None:
@@ -65,7 +68,7 @@ def test_the_example_is_the_reference_rendering() -> None:
 
 
 @st.composite
-def statements(draw):
+def statements(draw: Any) -> tuple[str, str, list[tuple[str, Any]]]:
     """A statement as a model might write it, and the items it holds."""
     name = draw(st.sampled_from(["f", "legal_draft_v3", "math.factorial", "LegalDraftV3"]))
     values = draw(st.lists(st.one_of(json_scalar(), st.dictionaries(TEXT, json_scalar(), max_size=2)), max_size=4))
@@ -89,27 +92,31 @@ def statements(draw):
 @given(drawn=statements())
 def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
     text, name, items = drawn
-    by_grammar = grammar_calls(text)
-    assert len(by_grammar) == 1 and by_grammar[0].name == name and same_items(by_grammar[0].items, items), text
+    by_grammar = written(grammar_calls(text))
+    assert_calls(by_grammar, [(name, items)], identical, context=text)
     fast = fast_statement(text)
-    assert fast is not None and fast.name == name and same_items(fast.items, items), text
+    assert fast is not None, ("the fast path declined a plain statement", text)
+    assert_calls(written([fast]), by_grammar, identical, context=text)
 
 
 @PROPERTY
 @given(drawn=statements(), junk=st.text(alphabet="'\"\\()[],:=>;-+.eE0 xN|E\n", max_size=3),
        where=st.integers(min_value=0))
 def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
+    """Whatever the fast path reads from a damaged statement, the grammar reads the same way (how
+    often it still reads is in the hypothesis statistics; the property above makes it read)."""
     text = drawn[0]
     where %= len(text) + 1
     text = text[:where] + junk + text[where:]
     fast = fast_statement(text)
+    event("the fast path declined" if fast is None else "the fast path read it")
     if fast is None:
         return
     try:
         by_grammar = grammar_calls(text)
     except GrammarFailure:
         pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
-    assert len(by_grammar) == 1 and by_grammar[0].name == fast.name and same_items(fast.items, by_grammar[0].items)
+    assert_calls(written([fast]), written(by_grammar), identical, context=text)
 
 
 AGREE = [
@@ -174,7 +181,7 @@ DIVERGE = [
 @pytest.mark.parametrize(("text", "expected"), DIVERGE)
 def test_replies_where_we_differ_from_the_reference(text: str, expected) -> None:
     """Each case names its divergence and its reason in the comment above it."""
-    assert_calls(P, text, expected)
+    assert_calls(read_calls(P, text, OUR_TOOLS), expected, identical, context=text)
 
 
 def test_compliance() -> None:
@@ -187,13 +194,18 @@ def test_compliance() -> None:
 
 @given(text=st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(P.parse(text), Extraction) and isinstance(P.parse("SELECT f(" + text, SAMPLE), Extraction)
+    assert_total(P, text)
+    assert_total(P, "SELECT f(" + text, SAMPLE)
 
 
-@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(text: str) -> None:
+@pytest.mark.parametrize("name", NASTY_INPUTS)
+def test_never_raises_on_nasty_inputs(name: str) -> None:
+    """A broken statement gives no call and a note why, a flood of statements gives calls, in
+    bounded time; after "SELECT f(a => " no nasty input closes the statement."""
+    text = NASTY_INPUTS[name]
     started = time.perf_counter()
-    assert isinstance(P.parse(text, SAMPLE), Extraction) and isinstance(P.parse("SELECT f(a => " + text), Extraction)
+    assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_SQL, holds_calls=name in SQL_CALLS)
+    assert_answers_nasty_input(P, "SELECT f(a => " + text, broken=True, holds_calls=False)
     assert time.perf_counter() - started < 10
 
 

@@ -8,11 +8,12 @@ import tomllib
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, json_values, our_calls,
-                                   reference_calls, same, same_calls, texts)
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, json_values, reference_calls, texts,
+                                   toolset_for)
+from support.compare import equal_json, identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.toml_call import _by_grammar, _by_tomllib, _canonical, toml_key, toml_string, toml_value
 
@@ -21,23 +22,27 @@ DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties":
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array"},
     "e": {"type": "boolean"}}, "required": ["a"]}},
         {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}}]
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TOOLSET = toolset_for(DOCS)
 
 
-@SETTINGS
+# TOML literals give each value back with its type (3 and 3.0 apart) and keys in order: identical
+@CALL_SETTINGS
 @given(calls_on(text_values=False, several=False))
 def test_round_trip_one_call(case) -> None:
-    assert_round_trip("toml_call", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=identical)
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=False, several=True))
 def test_round_trip_several_calls(case) -> None:
     """None has no TOML spelling: it is written ``null``, which the grammar reads (tomllib does not)."""
-    assert_round_trip("toml_call", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=identical)
 
 
 def _has_null(value) -> bool:
+    """Whether ``value`` holds a None anywhere (TOML has no null)."""
     if value is None:
         return True
     if isinstance(value, dict):
@@ -47,7 +52,7 @@ def _has_null(value) -> bool:
     return False
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=False), st.sampled_from(["", "Sure:\n", "```toml\n"]),
        st.sampled_from(["", "\nDone.", "\n```"]))
 def test_the_three_readers_agree_on_rendered_replies(case, before: str, after: str) -> None:
@@ -58,14 +63,15 @@ def test_the_three_readers_agree_on_rendered_replies(case, before: str, after: s
     body = text[fast[1]:fast[2]]
     grammar, problems = _by_grammar(body)
     assert problems == []
-    assert same(grammar, {"call": fast[0]}), (text, grammar, fast[0])
+    assert identical(grammar, {"call": fast[0]}), (text, grammar, fast[0])
     if not any(_has_null(c.arguments) for c in case[0]):
-        assert same(tomllib.loads(body), grammar)
+        assert identical(tomllib.loads(body), grammar), text
 
 
 # documents in the many spellings TOML allows, to hold the grammar against tomllib
 
 def _literal_ok(text: str) -> bool:
+    """Whether ``text`` can be a TOML literal string (no quote, no control character but tab)."""
     return "'" not in text and not any(ch < " " and ch != "\t" or ch == "\x7f" for ch in text)
 
 
@@ -112,11 +118,13 @@ def toml_scalar(draw, value):
 
 
 def _no_null(value) -> bool:
+    """Whether ``value`` holds no None, so that TOML can write it."""
     return not _has_null(value)
 
 
 @st.composite
 def toml_documents(draw):
+    """TOML documents: comments, keys in every spelling, a table and an array of tables."""
     data = draw(st.dictionaries(texts(6), json_values(1).filter(_no_null), max_size=4))
     sub = draw(st.dictionaries(st.sampled_from(["x", "y", "z-1", "with space"]), json_values(1).filter(_no_null),
                                max_size=3))
@@ -140,15 +148,17 @@ def test_tomllib_and_the_grammar_agree(text: str) -> None:
     assume(expected is not None)
     got, problems = _by_grammar(text)
     assert problems == []
-    assert same(got, expected), (text, got, expected)
+    assert identical(got, expected), (text, got, expected)
 
 
 def test_grammar_reads_dates_multiline_strings_and_bases() -> None:
     text = ('a = 1979-05-27T07:32:00Z\nb = 07:32:00\nc = """\\\n   one \\\n   two"""\nd = 0xff\ne = 1_000\n'
             "f = '''\nraw\\n'''\ng = -inf\nh = [\n  1,\n  2,\n]\n")
     document, problems = _by_grammar(text)
-    assert document == {"a": "1979-05-27T07:32:00Z", "b": "07:32:00", "c": "one two", "d": 255, "e": 1000,
-                        "f": "raw\\n", "g": -math.inf, "h": [1, 2]}
+    assert problems == []
+    # identical: the bases and underscores must give integers, in the document's order
+    assert identical(document, {"a": "1979-05-27T07:32:00Z", "b": "07:32:00", "c": "one two", "d": 255, "e": 1000,
+                                "f": "raw\\n", "g": -math.inf, "h": [1, 2]}), document
 
 
 AGREE = [
@@ -170,7 +180,9 @@ AGREE = [
 
 @pytest.mark.parametrize("reply", AGREE)
 def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
-    assert same_calls(our_calls("toml_call", reply, DOCS), reference_calls("toml_call", reply, DOCS))
+    ours = read_calls(PROTOCOL, reply, TOOLSET)
+    assert ours, reply  # every reply here holds a call: agreeing on none would prove nothing
+    assert_calls(ours, reference_calls("toml_call", reply, DOCS), equal_json, reply)
 
 
 @pytest.mark.parametrize("reply, ref, ours", [
@@ -190,7 +202,7 @@ def test_divergences_from_the_reference(reply: str, ref, ours) -> None:
     keeps the first line, quotes and all), literal strings and ``tool``/``args`` keys (it finds no call).  A date
     is text in both."""
     assert reference_calls("toml_call", reply, DOCS) == ([] if ref is None else [("f", ref)])
-    assert our_calls("toml_call", reply, DOCS) == [("f", ours)]
+    assert_calls(read_calls(PROTOCOL, reply, TOOLSET), [("f", ours)], equal_json, reply)
 
 
 def test_divergence_unclosed_string_stops_the_grammar() -> None:
@@ -198,14 +210,13 @@ def test_divergence_unclosed_string_stops_the_grammar() -> None:
     says where."""
     reply = '[[call]]\nname = "f"\n[call.arguments]\na = "unclosed\n'
     assert reference_calls("toml_call", reply, DOCS) == [("f", {"a": '"unclosed'})]
-    extraction = PROTOCOL.parse(reply)
-    assert extraction.calls == ()
+    extraction = assert_total(PROTOCOL, reply, malformed=True)
     assert extraction.notes[0].startswith("the TOML could not be read: line 4, column 5: expected ")
 
 
 def test_malformed_reply_position_is_in_the_reply() -> None:
-    extraction = PROTOCOL.parse('Sure!\n\n[[call]]\nname = "f"\n[call.arguments]\na = [1, 2\nb = 3\n')
-    assert extraction.calls == ()
+    extraction = assert_total(PROTOCOL, 'Sure!\n\n[[call]]\nname = "f"\n[call.arguments]\na = [1, 2\nb = 3\n',
+                              malformed=True)
     assert extraction.notes == ("the TOML could not be read: line 7, column 1: expected ',' or ']', found 'b'",)
 
 
@@ -220,12 +231,13 @@ def test_compliance() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
-def test_never_raises_on_nasty_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+@pytest.mark.parametrize("name", NASTY)
+def test_nasty_text_is_answered(name: str) -> None:
+    """No nasty reply holds a [[call]] table with a name: each is answered with no calls and a note."""
+    assert_total(PROTOCOL, NASTY[name], malformed=True)
 
 
 def test_grammar_failure_is_a_grammar_failure() -> None:
@@ -235,4 +247,4 @@ def test_grammar_failure_is_a_grammar_failure() -> None:
 
 def test_title_cased_tables_and_keys() -> None:
     reply = '[[Call]]\nName = "f"\n\n[Call.Arguments]\na = 1\n'
-    assert our_calls("toml_call", reply, DOCS) == [("f", {"a": 1})]
+    assert_calls(read_calls(PROTOCOL, reply, TOOLSET), [("f", {"a": 1})], equal_json, reply)

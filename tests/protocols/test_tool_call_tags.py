@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, check_total,
-                               lenient_text, pairs, reference_pairs, same, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, lenient_text,
+                               reference_pairs, sample_calls)
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.json_family import calls_in
-from toolform_rules.protocols.tool_call_tags import blocks, grammar_calls, read_body
+from toolform_rules.protocols.json_family import _MISSING, calls_in
+from toolform_rules.protocols.tool_call_tags import _read_fast, blocks, grammar_calls
 
 PROTOCOL = get_protocol("tool_call_tags")
 
@@ -36,12 +37,15 @@ def test_tags_in_values_round_trip():
 
 
 def _fast_calls(text):
-    return [call for _s, content, end, _e, _c, _v in blocks(text) for value in read_body(text[content:end])
-            for call in calls_in(value)[0]]
-
-
-def _agree(fast, slow):
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
+    """The calls read tag by tag by the fast paths alone (strict JSON, then the lenient path), or None
+    when they do not read some tag's content (the parse would then hand it to the grammar)."""
+    calls = []
+    for _start, content, end, _block_end, _closed, _value in blocks(text):
+        value = _read_fast(text[content:end])
+        if value is _MISSING:
+            return None
+        calls.extend(calls_in(value)[0])
+    return calls
 
 
 @settings(max_examples=200, deadline=None)
@@ -49,7 +53,7 @@ def _agree(fast, slow):
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    _agree(_fast_calls(text), grammar_calls(text))
+    assert_calls(_fast_calls(text), grammar_calls(text), context=text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -57,7 +61,7 @@ def test_fast_path_and_grammar_agree(raw):
 def test_lenient_fast_path_and_grammar_agree(data, calls, closed):
     text = "".join("<tool_call>\n" + data.draw(lenient_text({"name": c.name, "arguments": c.arguments}))
                    + ("\n</tool_call>\n" if closed else "\n") for c in calls)
-    _agree(_fast_calls(text), grammar_calls(text))
+    assert_calls(_fast_calls(text), grammar_calls(text), context=text)
     assert PROTOCOL.parse(text).compliant
 
 
@@ -81,7 +85,7 @@ AGREE = [
 
 @pytest.mark.parametrize("text", AGREE)
 def test_model_like_replies_agree_with_the_reference(text):
-    assert pairs(PROTOCOL.parse(text)) == reference_pairs("tool_call_tags", text)
+    assert_calls(read_calls(PROTOCOL, text), reference_pairs("tool_call_tags", text), context=text)
 
 
 def test_divergences_from_the_reference():
@@ -102,7 +106,7 @@ def test_divergences_from_the_reference():
     }
     for text, expected in cases.items():
         assert reference_pairs("tool_call_tags", text) == [], text
-        assert pairs(PROTOCOL.parse(text)) == expected, text
+        assert_calls(read_calls(PROTOCOL, text), expected, context=text)
     assert not PROTOCOL.parse('{"name": "f", "arguments": {}}').compliant
 
 
@@ -123,20 +127,27 @@ def test_malformed_reply_says_where_the_grammar_stopped():
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["<tool_call>", "</tool_call>", "{", "}", '"', "'", "[", "]", ":", ",", "\\", "\n",
                                  '"name"', '"f"', '"arguments"', "1", "```", "x"]), max_size=30))
 def test_never_raises_on_tag_like_noise(pieces):
-    check_total(PROTOCOL, "".join(pieces))
+    assert_total(PROTOCOL, "".join(pieces))
 
 
-@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(index):
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text):
     began = time.perf_counter()
-    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert_total(PROTOCOL, text)
+    assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
+def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
+    began = time.perf_counter()
+    assert_total(PROTOCOL, text, malformed=True)
     assert time.perf_counter() - began < 5
 
 

@@ -5,21 +5,27 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, NASTY_INPUTS, assert_round_trip, bfcl_calls, bfcl_docs,
-                               canonical_pairs, check_total, lenient_text, pairs, reference_pairs, same,
-                               sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, canonical_pairs,
+                               lenient_text, reference_pairs, sample_calls)
+from support.bfcl import function_docs
+from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import sample_toolset
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.json_family import read_grammar
-from toolform_rules.protocols.two_step_call import _TRANSFORMER, GRAMMAR, NAME_LINE, grammar_calls
+from toolform_rules.protocols.json_family import Reading, lenient_json, read_grammar
+from toolform_rules.protocols.two_step_call import _TRANSFORMER, GRAMMAR, NAME_LINE, TwoStepCall, grammar_calls
 
 PROTOCOL = get_protocol("two_step_call")
 TOOLS = sample_toolset()
+
+
+def _read_with_tools(text):
+    """The calls of ``text`` parsed with the sample toolset, names as written (the pipeline resolves them later)."""
+    return as_pipeline_reads(PROTOCOL, PROTOCOL.parse(text, TOOLS))
 
 
 @settings(max_examples=300, deadline=None)
@@ -35,11 +41,12 @@ def test_round_trip_bfcl(calls):
 
 
 def test_every_bfcl_name_is_a_name_line():
-    names = {doc["name"] for doc in bfcl_docs()}
+    names = {doc["name"] for doc in function_docs()}
     assert all(NAME_LINE.fullmatch(name).group(1) == name for name in names)
 
 
 def _grammar_name(line):
+    """The name the grammar's ``name`` rule reads from ``line``, or None where it stops."""
     try:
         return read_grammar(GRAMMAR, line, _TRANSFORMER, "name")
     except GrammarFailure:
@@ -62,15 +69,27 @@ def test_name_line_expression_and_grammar_agree(before, name, parens, after, col
 @given(st.text(alphabet="`*:() \tab.-_1é", max_size=12))
 def test_name_line_expression_and_grammar_agree_on_noise(line):
     match = NAME_LINE.fullmatch(line)
+    event("a name line" if match else "not a name line")
     assert (match.group(1) if match else None) == _grammar_name(line), line
 
 
+@pytest.mark.parametrize("line, name", [("f", "f"), ("`math.factorial`", "math.factorial"),
+                                        ("**Legal_Draft_V3**:", "Legal_Draft_V3"), ("été()", "été"),
+                                        ("\tx1 :", "x1"), ("* a-b *", "a-b"), ("1x", None), ("a..b", None),
+                                        ("a b", None), ("", None)])
+def test_name_lines_read_by_the_expression_and_the_grammar(line, name):
+    """Known lines, so that the agreement above is not two readers that both decline everything."""
+    match = NAME_LINE.fullmatch(line)
+    assert (match.group(1) if match else None) == name, line
+    assert _grammar_name(line) == name, line
+
+
 def _fast_calls(text):
-    return pairs(PROTOCOL.parse(text))
-
-
-def _agree(fast, slow):
-    assert len(fast) == len(slow) and all(a[0] == b[0] and same(a[1], b[1]) for a, b in zip(fast, slow))
+    """The calls the parse's fast path reads (name line, strict JSON line, ... exactly), or None when it declines."""
+    reading = Reading(text)
+    if not TwoStepCall._lines(reading, text, 0):
+        return None
+    return as_pipeline_reads(PROTOCOL, reading.extraction())
 
 
 @settings(max_examples=200, deadline=None)
@@ -78,7 +97,9 @@ def _agree(fast, slow):
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), min_size=1, max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    _agree(_fast_calls(text), grammar_calls(text))
+    slow = grammar_calls(text)
+    assert_calls(_fast_calls(text), slow, context=text)
+    assert_calls(read_calls(PROTOCOL, text), slow, context=text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -86,10 +107,14 @@ def test_fast_path_and_grammar_agree(raw):
 def test_lenient_fast_path_and_grammar_agree(data, calls):
     decorations = data.draw(st.lists(st.sampled_from(["{}", "`{}`", "**{}**", "{}:", "{}()"]),
                                      min_size=len(calls), max_size=len(calls)))
-    text = "\n".join(d.format(c.name) + "\n" + data.draw(lenient_text(c.arguments))
-                     for d, c in zip(decorations, calls))
-    _agree(_fast_calls(text), grammar_calls(text))
-    assert PROTOCOL.parse(text).compliant
+    arguments = [data.draw(lenient_text(c.arguments)) for c in calls]
+    text = "\n".join(d.format(c.name) + "\n" + a for d, c, a in zip(decorations, calls, arguments))
+    slow = grammar_calls(text)
+    # the parse reads lenient arguments with the lenient fast path, each object on its own
+    assert_calls([(c.name, lenient_json(a)) for c, a in zip(calls, arguments)], slow, context=text)
+    extraction = PROTOCOL.parse(text)
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), slow, context=text)
+    assert extraction.compliant
 
 
 AGREE = [
@@ -115,8 +140,8 @@ AGREE = [
 def test_model_like_replies_agree_with_the_reference(text):
     """The reference resolves the name against the toolset (``Legal_Draft_V3`` → ``legal_draft_v3``);
     we return the name as written and the pipeline resolves it, so names compare canonically."""
-    assert canonical_pairs(pairs(PROTOCOL.parse(text, TOOLS))) == canonical_pairs(reference_pairs("two_step_call",
-                                                                                                  text))
+    assert_calls(canonical_pairs(_read_with_tools(text)), canonical_pairs(reference_pairs("two_step_call", text)),
+                 context=text)
 
 
 def test_divergences_from_the_reference():
@@ -138,14 +163,15 @@ def test_divergences_from_the_reference():
         "legal_draft_v3\n[1, 2]": [],
     }
     for text, expected in cases.items():
-        assert pairs(PROTOCOL.parse(text, TOOLS)) == expected, text
+        assert_calls(_read_with_tools(text), expected, context=text)
         assert reference_pairs("two_step_call", text) != expected, text
 
 
 def test_a_tool_named_in_a_prose_line_is_found_with_a_toolset():
     text = 'Tool: legal_draft_v3\nArguments: {"value": 1}'
     extraction = PROTOCOL.parse(text, TOOLS)
-    assert pairs(extraction) == [("legal_draft_v3", {"value": 1})] and not extraction.compliant
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), [("legal_draft_v3", {"value": 1})])
+    assert not extraction.compliant
     without = PROTOCOL.parse(text)
     assert without.calls == () and without.notes[0].endswith(
         "could not be read: line 1, column 7: expected the end of the text, found 'legal_draft_v3'")
@@ -170,20 +196,27 @@ def test_malformed_reply_says_where_the_grammar_stopped():
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text):
-    check_total(PROTOCOL, text)
-    PROTOCOL.parse(text, TOOLS)
+    assert_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text, TOOLS)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet='[]{}"\':,\\ \nab1tTnN.-e`*()', max_size=60))
 def test_never_raises_on_json_like_noise(text):
-    check_total(PROTOCOL, text)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("index", range(len(NASTY_INPUTS)))
-def test_never_raises_on_nasty_inputs(index):
+@pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
+def test_never_raises_on_nasty_inputs(text):
     began = time.perf_counter()
-    check_total(PROTOCOL, NASTY_INPUTS[index])
+    assert_total(PROTOCOL, text)
+    assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
+def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
+    began = time.perf_counter()
+    assert_total(PROTOCOL, text, malformed=True)
     assert time.perf_counter() - began < 5
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, our_calls, reference_calls,
-                                   same_calls)
+from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
+from support.compare import equal_json
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.xml_call import _canonical, _extraction, _scan, _structure_by_grammar
 
@@ -19,7 +19,7 @@ DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties":
                                                                                    "items": {"type": "string"}},
     "e": {"type": "boolean"}, "g": {"type": "number"}}, "required": ["a"]}},
         {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}}]
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TOOLSET = toolset_for(DOCS)
 
 
 def X(text: str) -> str:
@@ -27,16 +27,18 @@ def X(text: str) -> str:
     return text.replace("‹", "<").replace("›", ">")
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=True, several=False))
 def test_round_trip_one_call(case) -> None:
-    assert_round_trip("xml_call", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=equal_json)
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=True, several=True))
 def test_round_trip_several_calls(case) -> None:
-    assert_round_trip("xml_call", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=equal_json)
 
 
 def test_render_shape() -> None:
@@ -84,7 +86,9 @@ AGREE = [
 @pytest.mark.parametrize("reply", AGREE)
 def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
     text = X(reply)
-    assert same_calls(our_calls("xml_call", text, DOCS), reference_calls("xml_call", text, DOCS))
+    ours = read_calls(PROTOCOL, text, TOOLSET)
+    assert ours, text  # every reply here holds a call: agreeing on none would prove nothing
+    assert_calls(ours, reference_calls("xml_call", text, DOCS), equal_json, text)
 
 
 def test_divergence_missing_closing_tags() -> None:
@@ -106,7 +110,7 @@ def test_divergence_namespaced_tags() -> None:
     text = X('‹ns:function_calls›‹ns:invoke name="f"›‹ns:parameter name="a"›1‹/ns:parameter›‹/ns:invoke›'
              '‹/ns:function_calls›')
     assert reference_calls("xml_call", text, DOCS) == []
-    assert our_calls("xml_call", text, DOCS) == [("f", {"a": 1})]
+    assert_calls(read_calls(PROTOCOL, text, TOOLSET), [("f", {"a": 1})], equal_json, text)
 
 
 def test_divergence_cdata_is_unwrapped() -> None:
@@ -117,7 +121,7 @@ def test_divergence_cdata_is_unwrapped() -> None:
     text = X('‹function_calls›‹invoke name="f"›‹parameter name="b"›‹![CDATA[‹x› & y]]›‹/parameter›‹/invoke›'
              '‹/function_calls›')
     assert reference_calls("xml_call", text, DOCS) == [("f", {"b": "<![CDATA[<x> & y]]>"})]
-    assert our_calls("xml_call", text, DOCS) == [("f", {"b": "<x> & y"})]
+    assert_calls(read_calls(PROTOCOL, text, TOOLSET), [("f", {"b": "<x> & y"})], equal_json, text)
 
 
 def test_divergence_extra_attributes() -> None:
@@ -125,14 +129,14 @@ def test_divergence_extra_attributes() -> None:
     text = X('‹function_calls›‹invoke name="f"›‹parameter name="b" type="string"›x‹/parameter›‹/invoke›'
              '‹/function_calls›')
     assert reference_calls("xml_call", text, DOCS) == [("f", {})]
-    assert our_calls("xml_call", text, DOCS) == [("f", {"b": "x"})]
+    assert_calls(read_calls(PROTOCOL, text, TOOLSET), [("f", {"b": "x"})], equal_json, text)
 
 
 def test_divergence_edge_spaces_written_as_references_survive() -> None:
     """Both strip the white space a model puts around a value; ours keeps spaces written as ``&#32;``."""
     text = X('‹function_calls›‹invoke name="f"›‹parameter name="b"›&#32;x&#32;‹/parameter›‹/invoke›'
              '‹/function_calls›')
-    assert our_calls("xml_call", text, DOCS) == [("f", {"b": " x "})]
+    assert_calls(read_calls(PROTOCOL, text, TOOLSET), [("f", {"b": " x "})], equal_json, text)
 
 
 def test_compliance() -> None:
@@ -147,16 +151,14 @@ def test_compliance() -> None:
 
 def test_malformed_reply_says_where_the_grammar_stopped() -> None:
     text = X('‹function_calls›\n‹invoke name="f"›\n‹parameter name="a"›1‹/parameter›\n‹/invoke›\n‹/parameter›\n')
-    extraction = PROTOCOL.parse(text)
-    assert extraction.calls == ()
-    assert extraction.notes == ("the XML could not be read: line 5, column 1: expected '<' or ... found "
-                                "'</parameter>'",) or "line 5, column 1" in extraction.notes[0]
-    assert "expected" in extraction.notes[0]
+    extraction = assert_total(PROTOCOL, text, malformed=True)
+    assert extraction.notes[0].startswith("the XML could not be read: line 5, column 1: expected ")
+    assert extraction.notes[0].endswith("found '</parameter>'")
 
 
 def test_parameter_outside_an_invoke_stops_the_grammar() -> None:
-    extraction = PROTOCOL.parse(X('‹function_calls›\n  ‹parameter name="a"›1‹/parameter›'))
-    assert "line 2, column 3" in extraction.notes[0] and "expected" in extraction.notes[0]
+    extraction = assert_total(PROTOCOL, X('‹function_calls›\n  ‹parameter name="a"›1‹/parameter›'), malformed=True)
+    assert extraction.notes[0].startswith("the XML could not be read: line 2, column 3: expected ")
 
 
 FRAGMENTS = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f"›', "‹invoke name='g'›", '‹invoke›',
@@ -168,21 +170,45 @@ FRAGMENTS = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join).map(X))
 def test_fast_path_and_grammar_agree(text: str) -> None:
-    """The regex fast path reads what the grammar reads, and gives up exactly where the grammar stops."""
+    """The regex fast path reads what the grammar reads, and gives up exactly where the grammar stops;
+    where the canonical reader answers too (the test below holds rows it must take), it agrees."""
     fast = _scan(text)
     try:
         slow = _structure_by_grammar(text)
     except GrammarFailure:
         slow = None
     assert (fast is None) == (slow is None), text
+    event("scan: " + ("declined" if fast is None else "answered"))
     if fast is not None and slow is not None:
         a, b = _extraction(fast, text), _extraction(slow, text)
         assert a == b, (text, a, b)
         canonical = _canonical(text)
+        event("canonical reader: " + ("declined" if canonical is None else "answered"))
         assert canonical is None or canonical == a, (text, canonical, a)
 
 
-@SETTINGS
+# rows of the fragments above that the scan and, for the first ones, the canonical reader must take
+SCANNED_ROWS = [
+    ('‹function_calls›‹invoke name="f"›‹parameter name="a"›text‹/parameter›‹/invoke›‹/function_calls›', True),
+    ('‹function_calls›\n‹invoke name="f"›‹/invoke›\n‹/function_calls›', True),
+    ("‹invoke name='g'›‹/invoke›", False),
+    ('‹invoke name="f"›‹parameter name="b" x="1"›&amp;‹/parameter›‹/invoke›', False),
+    ('‹function_calls›‹invoke name="f"›‹parameter/›‹/invoke›‹/function_calls›', False),
+]
+
+
+@pytest.mark.parametrize("row, canonical_too", SCANNED_ROWS)
+def test_fast_paths_take_fragment_rows(row: str, canonical_too: bool) -> None:
+    text = X(row)
+    fast = _scan(text)
+    assert fast is not None, text
+    expected = _extraction(_structure_by_grammar(text), text)
+    assert _extraction(fast, text) == expected, text
+    if canonical_too:
+        assert _canonical(text) == expected, text
+
+
+@CALL_SETTINGS
 @given(calls_on(text_values=True), st.sampled_from(["", "Sure:\n", "```xml\n", " \n"]),
        st.sampled_from(["", "\nDone.", "\n```", "\n\n"]))
 def test_canonical_path_agrees_with_the_grammar(case, before: str, after: str) -> None:
@@ -196,9 +222,10 @@ def test_canonical_path_agrees_with_the_grammar(case, before: str, after: str) -
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
-def test_never_raises_on_nasty_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+@pytest.mark.parametrize("name", NASTY)
+def test_nasty_text_is_answered(name: str) -> None:
+    """No nasty reply holds an <invoke> call: each is answered with no calls and a note."""
+    assert_total(PROTOCOL, NASTY[name], malformed=True)

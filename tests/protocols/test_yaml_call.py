@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from markup_family_support import (NASTY, SAMPLE_DOC, assert_round_trip, calls_on, json_values, our_calls,
-                                   reference_calls, same, same_calls, texts)
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, json_values, reference_calls, texts,
+                                   toolset_for)
+from support.compare import equal_json, identical
+from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Extraction
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.yaml_call import (_by_grammar, _by_libyaml, _canonical, resolve, yaml_flow, yaml_key,
                                                 yaml_string)
@@ -21,44 +22,60 @@ DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties":
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array"},
     "e": {"type": "boolean"}, "g": {"type": "number"}}, "required": ["a"]}},
         {"name": "g", "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}}}]
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TOOLSET = toolset_for(DOCS)
+# an escape YAML has and JSON has not (``\x15``, ``\L``, ``\U0001F600`` ...): the rendered-shape reader reads
+# values as JSON, so it leaves a reply holding one to the grammar
+YAML_ONLY_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*\\[^"\\/bfnrtu]')
 
 
-@SETTINGS
+# YAML flow values give each value back with its type (3 and 3.0 apart) and keys in order: identical
+@CALL_SETTINGS
 @given(calls_on(text_values=False, several=False))
 def test_round_trip_one_call(case) -> None:
-    assert_round_trip("yaml_call", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=identical)
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=False, several=True))
 def test_round_trip_several_calls(case) -> None:
-    assert_round_trip("yaml_call", *case)
+    calls, docs = case
+    assert_round_trip(PROTOCOL, calls, toolset_for(docs), values=identical)
 
 
-@SETTINGS
+@CALL_SETTINGS
 @given(calls_on(text_values=False))
 def test_the_three_readers_agree_on_rendered_replies(case) -> None:
-    """The rendered-shape reader (one ``json`` decode), libyaml and the grammar give one document."""
+    """The rendered-shape reader (one ``json`` decode) takes every rendered reply without a YAML-only
+    escape, and it, libyaml and the grammar give one document."""
     text = PROTOCOL.render_calls(case[0]) + "\n"
     ok, expected = _by_libyaml(text)
     assert ok
     got, problems = _by_grammar(text)
-    assert problems == [] and same(got, expected), (text, got, expected)
+    assert problems == [] and identical(got, expected), (text, got, expected)
     fast, document = _canonical(text)
-    assert not fast or same(document, expected), (text, document, expected)
+    if YAML_ONLY_ESCAPE.search(text):
+        event("rendered with a YAML-only escape")
+    else:
+        assert fast, text
+    assert not fast or identical(document, expected), (text, document, expected)
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b c", "true", "x-1", "é"]), json_values(2), max_size=4))
 def test_rendered_shape_reader_agrees_with_libyaml_on_json_flows(arguments) -> None:
-    """Flow values are JSON as the renderer writes them; where the shape reader takes them, libyaml agrees."""
+    """Flow values are JSON as the renderer writes them: the shape reader takes them (but for YAML-only
+    escapes) and reads what libyaml reads."""
     text = "name: f\narguments:\n" + "".join(f"  {yaml_key(k)}: {yaml_flow(v, top=True)}\n"
                                              for k, v in arguments.items())
     fast, document = _canonical(text)
     ok, expected = _by_libyaml(text)
     assert ok
-    assert not fast or same(document, expected), (text, document, expected)
+    if YAML_ONLY_ESCAPE.search(text):
+        event("rendered with a YAML-only escape")
+    else:
+        assert fast, text
+    assert not fast or identical(document, expected), (text, document, expected)
 
 
 # documents in the many spellings block YAML allows, to hold the grammar against libyaml
@@ -67,14 +84,17 @@ _PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9 _./()-]*[A-Za-z0-9)]|[A-Za-z]")
 
 
 def _plain_ok(text: str) -> bool:
+    """Whether ``text`` can be written as a plain scalar that reads back as this string."""
     return bool(_PLAIN.fullmatch(text)) and isinstance(resolve(text), str) and "  " not in text
 
 
 def _single_ok(text: str) -> bool:
+    """Whether ``text`` can be single-quoted (printable, no spaces at its ends)."""
     return all(" " <= ch <= "~" or "\u00a0" <= ch <= "\ud7ff" for ch in text) and text == text.strip()
 
 
 def _literal_ok(text: str) -> bool:
+    """Whether ``text`` can be a literal block scalar (several lines, none blank or with odd characters)."""
     lines = text.split("\n")
     return ("\n" in text and all(_single_ok(line) and line for line in lines[:-1]) and
             (lines[-1] == "" or _single_ok(lines[-1]) and lines[-1]))
@@ -82,6 +102,7 @@ def _literal_ok(text: str) -> bool:
 
 @st.composite
 def yaml_scalar(draw, value):
+    """A YAML spelling of the scalar ``value`` (plain, quoted, or the spellings of booleans and null)."""
     if isinstance(value, str):
         style = draw(st.integers(0, 2))
         if style == 0 and _plain_ok(value):
@@ -115,6 +136,7 @@ def yaml_block(draw, value, indent: int) -> list[str]:
 
 @st.composite
 def _entry(draw, head: str, item, indent: int) -> list[str]:
+    """The lines of one entry (``head`` is ``key:`` or ``-``): a nested block, a literal block or a scalar."""
     if isinstance(item, (dict, list)) and item and draw(st.integers(0, 2)):
         step = draw(st.sampled_from([2, 4])) if not head.endswith("-") else draw(st.sampled_from([2, 3]))
         inner = draw(yaml_block(item, indent + step))
@@ -134,6 +156,7 @@ def _entry(draw, head: str, item, indent: int) -> list[str]:
 
 @st.composite
 def yaml_documents(draw):
+    """Block YAML documents (a mapping or a sequence at the top), with a comment sometimes."""
     data = draw(st.dictionaries(texts(6), json_values(2), min_size=1, max_size=4)
                 | st.lists(json_values(2), min_size=1, max_size=3))
     lines = draw(yaml_block(data, 0))
@@ -153,7 +176,7 @@ def test_libyaml_and_the_grammar_agree(text: str) -> None:
     except GrammarFailure as failure:  # pragma: no cover - shown on failure
         raise AssertionError(f"{text!r}: {failure}")
     assert problems == []
-    assert same(got, expected), (text, got, expected)
+    assert identical(got, expected), (text, got, expected)
 
 
 @pytest.mark.parametrize("text, value", [
@@ -168,9 +191,10 @@ def test_libyaml_and_the_grammar_agree(text: str) -> None:
 ])
 def test_grammar_and_libyaml_on_block_scalars_folding_and_typing(text: str, value) -> None:
     ok, expected = _by_libyaml(text)
-    assert ok and same(expected, value)
-    got, _ = _by_grammar(text)
-    assert same(got, value)
+    assert ok and identical(expected, value), expected
+    got, problems = _by_grammar(text)
+    assert problems == []
+    assert identical(got, value), got
 
 
 AGREE = [
@@ -192,7 +216,9 @@ AGREE = [
 
 @pytest.mark.parametrize("reply", AGREE)
 def test_model_like_replies_agree_with_the_reference(reply: str) -> None:
-    assert same_calls(our_calls("yaml_call", reply, DOCS), reference_calls("yaml_call", reply, DOCS))
+    ours = read_calls(PROTOCOL, reply, TOOLSET)
+    assert ours, reply  # every reply here holds a call: agreeing on none would prove nothing
+    assert_calls(ours, reference_calls("yaml_call", reply, DOCS), equal_json, reply)
 
 
 def test_divergence_calls_written_one_after_another() -> None:
@@ -200,17 +226,16 @@ def test_divergence_calls_written_one_after_another() -> None:
     last (YAML keeps the last of a repeated key); a second ``name:`` at the margin starts a new call here."""
     reply = 'name: f\narguments:\n  a: 1\nname: g\narguments:\n  b: 2\n'
     assert reference_calls("yaml_call", reply, DOCS) == [("g", {"b": 2})]
-    assert our_calls("yaml_call", reply, DOCS) == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert_calls(read_calls(PROTOCOL, reply, TOOLSET), [("f", {"a": 1}), ("g", {"b": 2})], equal_json, reply)
 
 
 def test_divergence_documents_and_prose() -> None:
     """Divergence: ``---`` between calls and prose around the YAML are read (the reference's YAML load fails
     and it falls back to the bare tool name, without arguments)."""
-    for reply in ('name: f\narguments:\n  a: 1\n---\nname: g\narguments:\n  b: 2\n',
-                  'I will call it.\nname: f\narguments:\n  a: 1\n\nThat is all.'):
+    documents = 'name: f\narguments:\n  a: 1\n---\nname: g\narguments:\n  b: 2\n'
+    for reply in (documents, 'I will call it.\nname: f\narguments:\n  a: 1\n\nThat is all.'):
         assert reference_calls("yaml_call", reply, DOCS) == [("f", {})]
-    assert our_calls("yaml_call", 'name: f\narguments:\n  a: 1\n---\nname: g\narguments:\n  b: 2\n', DOCS) == [
-        ("f", {"a": 1}), ("g", {"b": 2})]
+    assert_calls(read_calls(PROTOCOL, documents, TOOLSET), [("f", {"a": 1}), ("g", {"b": 2})], equal_json, documents)
     extraction = PROTOCOL.parse('I will call it.\nname: f\narguments:\n  a: 1\n\nThat is all.')
     assert [(c.name, c.arguments) for c in extraction.calls] == [("f", {"a": 1})] and not extraction.compliant
 
@@ -221,7 +246,8 @@ def test_divergence_yaml_1_1_words() -> None:
     reply = 'name: f\narguments:\n  b: 2024-01-01\n  e: yes\n  a: 010\n'
     ref = reference_calls("yaml_call", reply, DOCS)[0][1]
     assert ref["e"] is True and ref["a"] == 8 and type(ref["b"]).__name__ == "date"
-    assert our_calls("yaml_call", reply, DOCS) == [("f", {"b": "2024-01-01", "e": "yes", "a": 10})]
+    assert_calls(read_calls(PROTOCOL, reply, TOOLSET), [("f", {"b": "2024-01-01", "e": "yes", "a": 10})], equal_json,
+                 reply)
 
 
 def test_divergence_plain_value_with_a_colon() -> None:
@@ -234,16 +260,15 @@ def test_divergence_plain_value_with_a_colon() -> None:
 
 
 def test_unsafe_tags_are_never_constructed() -> None:
-    extraction = PROTOCOL.parse('name: f\narguments:\n  a: !!python/object/apply:os.system ["echo hi"]\n')
-    assert extraction.calls == ()
+    extraction = assert_total(PROTOCOL, 'name: f\narguments:\n  a: !!python/object/apply:os.system ["echo hi"]\n',
+                              malformed=True)
     assert extraction.notes[0].startswith("the YAML could not be read: line 3, column 6: expected ")
 
 
 def test_malformed_reply_says_where_the_grammar_stopped() -> None:
-    extraction = PROTOCOL.parse('Here it is:\nname: f\narguments:\n  a: [1, 2\n  b: 3\n')
-    assert extraction.calls == ()
+    extraction = assert_total(PROTOCOL, 'Here it is:\nname: f\narguments:\n  a: [1, 2\n  b: 3\n', malformed=True)
     assert extraction.notes[0].startswith("the YAML could not be read: line 5, column 3: expected ")
-    indented = PROTOCOL.parse('name: f\narguments:\n  a: 1\n    b: 2\n')
+    indented = assert_total(PROTOCOL, 'name: f\narguments:\n  a: 1\n    b: 2\n', malformed=True)
     assert indented.notes[0].startswith("the YAML could not be read: line 4, column 5")
 
 
@@ -258,19 +283,21 @@ def test_compliance() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+    assert_total(PROTOCOL, text)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="name:arguments- \n\t|>{}[],'\"#&*!?%@`~0123.") .map(lambda t: "name: f\n" + t))
 def test_never_raises_on_yaml_like_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
+    assert_total(PROTOCOL, text)
 
 
-@pytest.mark.parametrize("text", NASTY, ids=range(len(NASTY)))
-def test_never_raises_on_nasty_text(text: str) -> None:
-    assert isinstance(PROTOCOL.parse(text), Extraction)
-    assert isinstance(PROTOCOL.parse("name: f\narguments:\n  a: " + text), Extraction)
+@pytest.mark.parametrize("name", NASTY)
+def test_nasty_text_is_answered(name: str) -> None:
+    """No nasty reply is a YAML call: each is answered with no calls and a note; as an argument's value
+    it is answered too (some are readable values, some break the document)."""
+    assert_total(PROTOCOL, NASTY[name], malformed=True)
+    assert_total(PROTOCOL, "name: f\narguments:\n  a: " + NASTY[name])
 
 
 def test_divergence_title_cased_keys() -> None:
@@ -278,4 +305,4 @@ def test_divergence_title_cased_keys() -> None:
     finds none."""
     reply = "Name: f\nArguments:\n  a: 1\n"
     assert reference_calls("yaml_call", reply, DOCS) == []
-    assert our_calls("yaml_call", reply, DOCS) == [("f", {"a": 1})]
+    assert_calls(read_calls(PROTOCOL, reply, TOOLSET), [("f", {"a": 1})], equal_json, reply)

@@ -1,6 +1,10 @@
 """Shared test support for the text-value protocols (cli_call, url_call, key_value_call, pipe_call,
-csv_call, table_call, symbolic_call): call strategies from a tool's schema, strict comparison,
-the reference oracle, nasty inputs.
+csv_call, table_call, symbolic_call): call strategies from a tool's schema, the reference
+oracle, nasty inputs, and the fast reader checked against the grammar.
+
+Comparing, round trips and the never-raises check are the shared ones of ``support``.  These
+formats write values as text that the schema types back, so the family compares values with
+``support.compare.equal_json`` (``3`` and ``3.0`` are one number, keys in any order).
 
 What the text formats cannot express is left out of generation here, each with its reason:
 
@@ -13,27 +17,25 @@ What the text formats cannot express is left out of generation here, each with i
 
 from __future__ import annotations
 
-import functools
-import json
-import math
 import os
 import warnings
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from toolform_rules import ToolCall, Toolset, load_tools, sample_toolset
+from support.bfcl import record_toolsets
+from support.compare import equal_json, identical
+from support.protocol_checks import assert_calls, read_calls
+from toolform_rules import ToolCall, Toolset, sample_toolset
+from toolform_rules.grammar import GrammarFailure
 from toolform_rules.ir import Schema
-from toolform_rules.protocols.base import Extraction
-from toolform_rules.protocols.typing import type_values
+from toolform_rules.protocols.base import Protocol
 
 #: round-trip examples per test (CI: 300; ``TEXT_FAMILY_EXAMPLES=5000`` for a long run)
 EXAMPLES = int(os.environ.get("TEXT_FAMILY_EXAMPLES", "300"))
 ROUND_TRIP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-
-BFCL = Path(__file__).resolve().parents[3] / "shared" / "data" / "bfcl"
 
 #: the characters that break naive text formats, plus ordinary ones
 NASTY = ("abcXYZ019 -_.,:;=|&+%?/#$`*!~<>()[]{}\"'\\\n\t\r"
@@ -50,6 +52,7 @@ FLOATS = st.one_of(st.floats(allow_nan=False, allow_infinity=False),
 
 
 def _typed(schema: Schema | None) -> bool:
+    """Whether ``schema`` declares exactly one type, and not null."""
     return schema is not None and len([t for t in schema.types if t != "null"]) == 1 and "null" not in schema.types
 
 
@@ -91,6 +94,7 @@ def value_for(draw: Any, schema: Schema | None, depth: int = 0) -> Any:
 
 
 def json_scalar() -> st.SearchStrategy[Any]:
+    """A text, number or boolean (what an untyped array or object holds here)."""
     return st.one_of(TEXT, st.integers(-1000, 1000), FLOATS, st.booleans())
 
 
@@ -116,54 +120,20 @@ def calls_for(toolset: Toolset, max_calls: int = 3) -> st.SearchStrategy[list[To
     return st.lists(one(), min_size=1, max_size=max_calls)
 
 
-@functools.cache
-def bfcl_toolsets() -> tuple[Toolset, ...]:
-    """One toolset per BFCL record (simple_python and multiple): 2 files, ~600 records."""
-    out = []
-    for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"):
-        for line in (BFCL / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                out.append(load_tools(json.loads(line)["function"]))
-    return tuple(out)
-
-
 @st.composite
 def bfcl_calls(draw: Any, max_calls: int = 3) -> tuple[Toolset, list[ToolCall]]:
-    toolset = draw(st.sampled_from(bfcl_toolsets()))
+    """A BFCL record's toolset (simple_python and multiple: ~600 records) and 1..``max_calls`` calls on it."""
+    toolset = draw(st.sampled_from(record_toolsets()))
     return toolset, draw(calls_for(toolset, max_calls))
 
 
 SAMPLE = sample_toolset()
 
 
-def same(a: Any, b: Any) -> bool:
-    """Strict equality: booleans are not numbers, 3 and 3.0 are one number, containers compared deeply."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def typed(extraction: Extraction, toolset: Toolset) -> list[tuple[str, dict[str, Any]]]:
-    """The extraction's calls with their text values typed from the schema (as the pipeline does)."""
-    return [(c.name, type_values(c.arguments, toolset.get(c.name))) for c in extraction.calls]
-
-
-def assert_round_trip(protocol: Any, calls: list[ToolCall], toolset: Toolset) -> None:
-    # csv_call is positional: it renders from the schema's parameter order
-    text = protocol.render_calls(calls, toolset) if protocol.info.id == "csv_call" else protocol.render_calls(calls)
-    extraction = protocol.parse(text, toolset)
-    got = typed(extraction, toolset)
-    assert [n for n, _ in got] == [c.name for c in calls], (text, extraction)
-    for (name, arguments), call in zip(got, calls):
-        assert same(arguments, call.arguments), (text, arguments, call.arguments)
-    assert extraction.compliant, (text, extraction)
-    assert not extraction.notes, (text, extraction)
+def single_calls() -> st.SearchStrategy[tuple[Toolset, list[ToolCall]]]:
+    """One call, on the sample tool or on a BFCL record's tools, with its toolset: one call's text
+    is what a fast path is given."""
+    return st.one_of(calls_for(SAMPLE, 1).map(lambda calls: (SAMPLE, calls)), bfcl_calls(max_calls=1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,25 +157,80 @@ def ref_parse(protocol_id: str, text: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def ref_example(protocol_id: str, name: str, arguments: dict[str, Any]) -> str:
+    """The reference's rendering of one call."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ref_protocol(protocol_id).example(RefCall(name=name, arguments=arguments))
 
 
-def ours(protocol: Any, text: str, toolset: Toolset = SAMPLE) -> list[tuple[str, dict[str, Any]]]:
-    """Our reading of ``text``, typed as the pipeline types it, with names as the toolset spells them."""
-    out = []
-    for name, arguments in typed(protocol.parse(text, toolset), toolset):
-        tool = toolset.get(name)
-        out.append((tool.name if tool is not None else name, arguments))
-    return out
+def assert_reads_as_the_reference(protocol: Protocol, text: str) -> None:
+    """Our reading of ``text`` on the sample tool (typed as the pipeline types it) holds the
+    reference's calls, values equal as JSON — and there is at least one, or agreeing proves nothing."""
+    want = ref_parse(protocol.info.id, text)
+    assert want, ("the reference reads no call in this reply", text)
+    assert_calls(read_calls(protocol, text, SAMPLE), want, equal_json, context=text)
 
 
-NASTY_INPUTS = ["", "\x00", "[" * 100000, "{" * 50000, "(" * 50000, "'" * 10001, '"' * 10001, "|" * 100000,
-                "★" * 50000, "\\" * 100001, "-" * 100000, "\n" * 100000, "a" * 1_000_000,
-                ("legal_draft_v3 " * 70000)[:1_000_000], "legal_draft_v3 --a " + "'" * 50001,
-                "legal_draft_v3|" + "a=b|" * 100000, "legal_draft_v3," + ",\"" * 100000,
-                "| tool | argument | value |\n|---|---|---|\n" + "| legal_draft_v3 | a | b |\n" * 20000,
-                "TOOL: legal_draft_v3\n" + "a: b\n" * 100000, "POST /x?" + "a=%" * 100000,
-                "legal_draft_v3 " + "★a§" * 100000, "legal_draft_v3 ★a≡" + "[" * 100000,
-                "legal_draft_v3 ★a¤" + "{\"a\":" * 30000, "\ud800", "\r\n" * 1000, "```\n```\n" * 1000]
+# ---------------------------------------------------------------------------------------------
+# nasty inputs
+
+#: replies that break naive readers (huge, deeply nested, unclosed, not UTF-8), by what they are
+NASTY_INPUTS = {
+    "empty": "",
+    "NUL": "\x00",
+    "100000 [": "[" * 100000,
+    "50000 {": "{" * 50000,
+    "50000 (": "(" * 50000,
+    "10001 single quotes": "'" * 10001,
+    "10001 double quotes": '"' * 10001,
+    "100000 pipes": "|" * 100000,
+    "50000 stars": "★" * 50000,
+    "100001 backslashes": "\\" * 100001,
+    "100000 hyphens": "-" * 100000,
+    "100000 line feeds": "\n" * 100000,
+    "a million a": "a" * 1_000_000,
+    "a million characters of the tool name": ("legal_draft_v3 " * 70000)[:1_000_000],
+    "cli: option then 50001 single quotes": "legal_draft_v3 --a " + "'" * 50001,
+    "pipe: 100000 fields": "legal_draft_v3|" + "a=b|" * 100000,
+    "csv: 100000 quoted commas": "legal_draft_v3," + ",\"" * 100000,
+    "table: 20000 rows": "| tool | argument | value |\n|---|---|---|\n" + "| legal_draft_v3 | a | b |\n" * 20000,
+    "key_value: 100000 lines": "TOOL: legal_draft_v3\n" + "a: b\n" * 100000,
+    "url: 100000 bare percent signs": "POST /x?" + "a=%" * 100000,
+    "symbolic: 100000 arguments": "legal_draft_v3 " + "★a§" * 100000,
+    "symbolic: list of 100000 [": "legal_draft_v3 ★a≡" + "[" * 100000,
+    "symbolic: object nested 30000 deep": "legal_draft_v3 ★a¤" + "{\"a\":" * 30000,
+    "lone surrogate": "\ud800",
+    "1000 CRLF": "\r\n" * 1000,
+    "1000 empty fences": "```\n```\n" * 1000,
+}
+
+
+def nasty_cases(malformed: Iterable[str] = ()) -> list[Any]:
+    """:data:`NASTY_INPUTS` as pytest parameters ``(text, malformed)``, one id each: ``malformed``
+    is true for the named inputs that hold a call of the format under test that cannot be read
+    (an unclosed quote, a broken literal).  A name not in :data:`NASTY_INPUTS` is an error, so a
+    typo cannot quietly drop the malformed check."""
+    malformed = set(malformed)
+    unknown = malformed - NASTY_INPUTS.keys()
+    if unknown:
+        raise KeyError(f"not nasty inputs: {sorted(unknown)}")
+    return [pytest.param(text, name in malformed, id=name) for name, text in NASTY_INPUTS.items()]
+
+
+# ---------------------------------------------------------------------------------------------
+# the fast reader against the grammar
+
+
+def assert_fast_path_agrees(fast_read: Callable[[str], Any], grammar_read: Callable[[str], Any], segment: str, *,
+                            must_read: bool = False) -> tuple[Any, Any]:
+    """Where the fast reader reads ``segment``, the grammar reads it identically (the same tokens,
+    types and order); ``must_read``: the fast reader may not decline (a rendered, well-formed call).
+    Returns both readings: ``None`` for the fast reader's decline and for where the grammar stops."""
+    fast = fast_read(segment)
+    try:
+        slow = grammar_read(segment)
+    except GrammarFailure:
+        slow = None
+    assert fast is not None or not must_read, ("the fast reader declined a well-formed call", segment, slow)
+    assert fast is None or identical(fast, slow), (segment, fast, slow)
+    return fast, slow
