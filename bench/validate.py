@@ -38,8 +38,8 @@ import fastjsonschema
 import jsonschema
 
 from toolform_rules import Limits, builtin_rules, load_tools, sample_toolset, validate_arguments
-from toolform_rules.compiler import compile_tool
-from toolform_rules.names import canonical_name
+from toolform_rules.engine.compiler import compile_tool
+from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
 try:  # the reference SDK is a dev dependency; without it its columns read "n/a"

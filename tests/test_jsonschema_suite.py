@@ -14,7 +14,7 @@ import json
 import pytest
 
 from support import corpora
-from toolform_rules.engine import validate_instance
+from toolform_rules.engine.verbs import validate_instance
 
 DRAFT = corpora.json_schema_suite()
 

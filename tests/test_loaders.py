@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from toolform_rules import (Limits, LoaderError, Property, Schema, Tool, Toolset, load_tools, normalize_call,
                             validate_arguments)
-from toolform_rules.ir import ABSENT
+from toolform_rules.schema.ir import ABSENT
 
 # --- one tool, every shape ----------------------------------------------------------------------
 

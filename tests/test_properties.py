@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from callgen import arguments, object_schemas, tools
 from toolform_rules import (Limits, LoaderError, ToolformRulesError, load_tools, normalize_call, sample_tool,
                             sample_toolset, validate_arguments, validate_call, validate_instance)
-from toolform_rules.report import ValidationReport
+from toolform_rules.engine.report import ValidationReport
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

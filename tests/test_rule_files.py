@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from toolform_rules import RuleFileError, builtin_rules, sample_toolset, validate_arguments, validate_instance
-from toolform_rules.engine import validation_profiles
-from toolform_rules.rules import BUCKETS, PHASES, Profile, Rule, RuleSet, load_rules, rules_directory
+from toolform_rules.engine.verbs import validation_profiles
+from toolform_rules.engine.rule_files import load_rules, rules_directory
+from toolform_rules.engine.rules import BUCKETS, PHASES, Profile, Rule, RuleSet
 from toolform_rules.yamlsource import load_yaml
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -7,19 +7,19 @@ True
 """
 
 from .calls import ToolCall
-from .engine import normalize_call, validate_arguments, validate_call, validate_instance
+from .engine.verbs import normalize_call, validate_arguments, validate_call, validate_instance
 from .errors import (CallError, EvaluationError, LimitExceeded, LoaderError, PolicyError, RuleFileError,
                      ToolformRulesError, UnknownProfileError)
-from .ir import Property, Schema, Tool
+from .schema.ir import Property, Schema, Tool
 from .limits import Limits, PolicyLimits
-from .loaders import load_tools
+from .schema.loaders import load_tools
 from .policy import Policy, load_policy
 from .protocols import UnknownProtocolError, get_protocol, protocol_ids
 from .replies import ParsedCall, ParsedReply, parse_reply
-from .report import Finding, ValidationReport
-from .rules import builtin_rules
+from .engine.report import Finding, ValidationReport
+from .engine.rule_files import builtin_rules
 from .samples import sample_tool, sample_toolset
-from .toolset import Toolset
+from .schema.toolset import Toolset
 
 __all__ = [
     "CallError", "EvaluationError", "Finding", "Policy", "PolicyError", "PolicyLimits", "load_policy", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",

@@ -27,14 +27,15 @@ from typing import Any, Callable, Iterable, Sequence
 import attrs
 
 from .calls import ToolCall, as_call
-from .engine import NORMALISATION_PROFILES, normalize_call, validate_arguments
+from .engine.verbs import NORMALISATION_PROFILES, normalize_call, validate_arguments
 from .errors import PolicyError, ToolformRulesError
-from .loaders import KINDS, load_tools
+from .schema.loaders import KINDS, load_tools
 from .policy import Policy, load_policy
-from .report import ValidationReport, format_path
-from .rules import BUCKETS, Rule, RuleSet, builtin_rules
+from .engine.report import ValidationReport, format_path
+from .engine.rule_files import builtin_rules
+from .engine.rules import BUCKETS, Rule, RuleSet
 from .samples import sample_tool, sample_toolset
-from .toolset import Toolset
+from .schema.toolset import Toolset
 
 PROG = "toolform-rules"
 VALIDATION_PROFILES = ("sdk", "study", "jsonschema")
@@ -433,7 +434,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _demo_policy(number: int, tools: Toolset) -> list[str]:
     """The demo's last step: calls the schema accepts, decided by the example policy for the sample tool."""
     from .policy.explain import explain
-    from .rules import rules_directory
+    from .engine.rule_files import rules_directory
 
     path = rules_directory() / "examples" / "contracts.yaml"
     relative = os.path.relpath(path)  # findings name the file as it was given: short from the checkout

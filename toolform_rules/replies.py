@@ -14,17 +14,17 @@ from typing import Any
 
 import attrs
 
-from .engine import normalised_arguments, program_for, validate_arguments
-from .ir import Schema, Tool
+from .engine.verbs import normalised_arguments, program_for, validate_arguments
+from .schema.ir import Schema, Tool
 from .limits import DEFAULT_LIMITS, Limits
-from .loaders import load_tools
-from .names import canonical_name
+from .schema.loaders import load_tools
+from .schema.names import canonical_name
 from .policy import Policy
 from .protocols import get_protocol, protocol_ids
 from .protocols.base import Extraction, Protocol, RawCall
 from .protocols.typing import type_values
-from .report import ValidationReport
-from .toolset import Toolset
+from .engine.report import ValidationReport
+from .schema.toolset import Toolset
 
 RULES = ("main", "symmetric", "as_written")
 #: ``matched_syntax`` of a reply that holds no call and says that no tool fits.

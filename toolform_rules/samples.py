@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .ir import Tool
-from .toolset import Toolset
+from .schema.ir import Tool
+from .schema.toolset import Toolset
 
 SAMPLE_TOOL_JSON = {
     "name": "legal_draft_v3",
@@ -39,7 +39,7 @@ def sample_tool() -> Tool:
     >>> [p.name for p in sample_tool().parameters.properties]
     ['counterparty', 'value', 'term_months', 'auto_renew', 'contract_details']
     """
-    from .loaders import load_tools
+    from .schema.loaders import load_tools
 
     (tool,) = load_tools(SAMPLE_TOOL_JSON).tools
     return tool

@@ -22,7 +22,7 @@ from toolform_rules.convert import structure
 from toolform_rules.errors import PolicyError, RuleFileError
 from toolform_rules.policy.document import (ON_ERROR, SEVERITIES, ConstraintSpec, ExpectSpec, PolicyDocument,
                                           PolicyTestSpec, TestCallSpec, TestDocument)
-from toolform_rules.rules import BUCKETS
+from toolform_rules.engine.rules import BUCKETS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "rules" / "examples"

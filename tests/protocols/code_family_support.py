@@ -30,7 +30,7 @@ from support.bfcl import record_toolsets
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_total, read_calls
 from toolform_rules import ToolCall, Toolset, load_tools, sample_toolset
-from toolform_rules.ir import Schema
+from toolform_rules.schema.ir import Schema
 from toolform_rules.protocols.base import Protocol
 from toolform_rules.protocols.code_family import CallSyntax
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from support.bfcl import function_docs
 from toolform_rules.calls import ToolCall
-from toolform_rules.names import canonical_name
+from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
 #: Characters every format has to quote or escape somewhere.

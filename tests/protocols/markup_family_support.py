@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from support.bfcl import function_docs
 from toolform_rules import load_tools
 from toolform_rules.calls import ToolCall
-from toolform_rules.names import canonical_name
+from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
-from toolform_rules.toolset import Toolset
+from toolform_rules.schema.toolset import Toolset
 
 #: examples per test that draws calls (CI: 300; ``MARKUP_FAMILY_EXAMPLES=20`` while iterating)
 EXAMPLES = int(os.environ.get("MARKUP_FAMILY_EXAMPLES", "300"))

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import attrs
 
-from ..ir import Schema, Tool
+from ..schema.ir import Schema, Tool
 from .expression import (QUANTIFIERS, ROOTS, Arithmetic, Call, Compare, Expression, ExpressionError, Index, ListOf,
                          Literal, Logical, Member, Name, Node, Quantifier, Unary, reference_path)
 from .functions import ANY, BOOLEAN, FUNCTIONS, NUMBER, STRING, kind_of

@@ -13,7 +13,7 @@ import attrs
 
 from ..convert import FieldValueError, one_of
 from ..errors import LocatedError
-from ..rules import BUCKETS
+from ..engine.rules import BUCKETS
 
 SEVERITIES = ("error", "warning")
 ON_ERROR = ("fail", "skip")

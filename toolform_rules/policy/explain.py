@@ -175,7 +175,7 @@ def explain(call: Any, policy: Policy, tools: Any = None) -> Explanation:
     name, arguments, _ = as_call(call)
     norm: Any = None
     if tools is not None:
-        from ..engine import as_toolset, normalised_arguments
+        from ..engine.verbs import as_toolset, normalised_arguments
 
         tool = as_toolset(tools).get(name)
         if tool is not None and isinstance(arguments, dict):

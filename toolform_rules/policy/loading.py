@@ -18,9 +18,9 @@ import attrs
 
 from ..convert import structure
 from ..errors import LocatedError, PolicyError, RuleFileError
-from ..ir import Tool
+from ..schema.ir import Tool
 from ..limits import PolicyLimits
-from ..rules import SourceLocation
+from ..engine.rules import SourceLocation
 from ..yamlsource import Located, LocatedDict, load_yaml
 from .checker import check_expression
 from .document import ConstraintSpec, PolicyDocument, PolicyFieldError, PolicyTestSpec
@@ -225,7 +225,7 @@ def load_policy(source: str | os.PathLike[str], *, tools: Any = None, limits: Po
         raise PolicyError([RuleFileError(f"a policy is a path or YAML text, not {type(source).__name__}")])
     toolset = None
     if tools is not None:
-        from ..engine import as_toolset
+        from ..engine.verbs import as_toolset
         toolset = as_toolset(tools)
     policy = _build(reading, list(toolset.tools) if toolset is not None else None)
     return policy

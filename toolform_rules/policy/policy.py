@@ -15,11 +15,11 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from ..errors import EvaluationError, LocatedError
-from ..ir import Tool
+from ..schema.ir import Tool
 from ..limits import PolicyLimits
-from ..names import canonical_name
-from ..report import Finding, PolicyStamp, ValidationReport
-from ..rules import SourceLocation
+from ..schema.names import canonical_name
+from ..engine.report import Finding, PolicyStamp, ValidationReport
+from ..engine.rules import SourceLocation
 from .checker import check_expression, resolve_schema
 from .document import PolicyFieldError, PolicyTestSpec
 from .evaluate import Compiled, Scope
@@ -301,7 +301,7 @@ class Policy:
         step around the constraint by changing a name's case.
 
         >>> from toolform_rules import load_policy, sample_tool
-        >>> from toolform_rules.report import VALID
+        >>> from toolform_rules.engine.report import VALID
         >>> policy = load_policy("policy: p\\nconstraints:\\n  - id: p.term\\n    check: args.term_months <= 12\\n")
         >>> policy.apply(VALID, "legal_draft_v3", {"TermMonths": 48}, tool=sample_tool()).constraint_errors
         ['p.term: args.term_months <= 12 does not hold']

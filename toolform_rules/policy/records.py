@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import IO, Any, Iterable
 
 from ..calls import as_call
-from ..names import canonical_name
-from ..report import Finding, ValidationReport
+from ..schema.names import canonical_name
+from ..engine.report import Finding, ValidationReport
 from .policy import Policy, mask_path
 
 MASKED = "***"
@@ -157,7 +157,7 @@ class DecisionLog:
 
     def check(self, call: Any, tools: Any) -> ValidationReport:
         """Validate ``call`` (schema and policy), write its record, return its report."""
-        from ..engine import validate_arguments
+        from ..engine.verbs import validate_arguments
 
         started = time.perf_counter()
         report = validate_arguments(call, tools, profile=self.profile, policy=self.policy)

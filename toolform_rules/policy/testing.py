@@ -18,7 +18,7 @@ import attrs
 
 from ..convert import structure
 from ..errors import LocatedError, ToolformRulesError
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from ..yamlsource import Located, load_yaml_file
 from .explain import explain
 from .document import PolicyFieldError, PolicyTestSpec, TestDocument
@@ -170,7 +170,7 @@ def _policy_of(test_file: Path, document: TestDocument) -> Path:
 def _load_tools(spec: str | None, relative_to: Path) -> Toolset | None:
     if spec is None:
         return None
-    from ..loaders import load_tools
+    from ..schema.loaders import load_tools
 
     return load_tools(str((relative_to / spec)))
 
@@ -201,7 +201,7 @@ def run_tests(paths: Iterable[str | os.PathLike[str]], *, tools: Any = None) -> 
     suites: dict[Path, list[tuple[PolicyTestSpec, str, int | None, Toolset | None]]] = {}
     default_tools = None
     if tools is not None:
-        from ..engine import as_toolset
+        from ..engine.verbs import as_toolset
 
         default_tools = as_toolset(tools)
 
@@ -265,7 +265,7 @@ def run_tests(paths: Iterable[str | os.PathLike[str]], *, tools: Any = None) -> 
 
 def _run_one(policy: Policy, test: PolicyTestSpec, file: str, line: int | None,
              toolset: Toolset | None) -> tuple[TestResult, set[str], set[str]]:
-    from ..engine import validate_arguments
+    from ..engine.verbs import validate_arguments
 
     call = {"name": test.call.name, "arguments": test.call.arguments}
     if toolset is not None:

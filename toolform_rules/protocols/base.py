@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 import attrs
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import ProtocolInfo
 from .python_list_call import PythonListCall, PythonListValues
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (PythonFamily, PythonValues, call_names, guarded, list_candidates, python_call_text)
 

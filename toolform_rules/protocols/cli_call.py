@@ -23,7 +23,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Token, Transformer
 from .text_family import (Read, grammar_parse, has_parameter, kebab_argument_name, never_raises, read_calls,

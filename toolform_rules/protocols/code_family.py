@@ -42,8 +42,8 @@ from contextvars import ContextVar
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
 from ..calls import ToolCall
-from ..ir import Tool
-from ..toolset import Toolset
+from ..schema.ir import Tool
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall, internal_error
 from ..grammar import GrammarFailure, Transformer, parse
 

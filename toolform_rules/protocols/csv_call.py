@@ -26,8 +26,8 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..ir import Tool
-from ..toolset import Toolset
+from ..schema.ir import Tool
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from . import json_family
 from ..grammar import Token, Tree

@@ -22,7 +22,7 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import GrammarFailure
 from .json_family import (_MISSING, Reading, Values, calls_in, fast_json, guarded, only_whitespace, lenient_json,

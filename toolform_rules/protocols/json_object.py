@@ -13,7 +13,7 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure
 from .values import balanced_spans, loads_lenient, strip_code_fence

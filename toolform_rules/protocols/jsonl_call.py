@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from .json_family import (_MISSING, Reading, Values, call_json, calls_in, fast_json, guarded, lenient_json,
                           read_candidates, read_grammar, report_failure, value_spans)

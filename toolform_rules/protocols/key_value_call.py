@@ -26,7 +26,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Token, Transformer, Tree
 from .text_family import (Read, grammar_parse, line_end, needs_json_quotes, never_raises, read_calls, read_json_quoted,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from .json_family import (Reading, Values, call_json, fast_json, guarded, lenient_json, native_calls,
                           only_whitespace, read_candidates, read_grammar, report_failure, value_spans)

@@ -27,7 +27,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import parse
 from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (CALL_START, CallSyntax, PythonFamily, PythonValues, call_names, fast_calls, guarded,
                           leftover_note, outside, python_call_text, strip_fence)

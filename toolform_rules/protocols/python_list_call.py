@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (PythonFamily, PythonValues, call_names, fast_calls, guarded, leftover_note, list_candidates,
                           outside, python_call_text, strip_fence)

@@ -17,7 +17,7 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (CallSyntax, Items, PythonFamily, PythonValues, call_names, fast_calls, grammar_read, guarded,
                           leftover_note, outside, python_call_text)

@@ -20,8 +20,8 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..ir import Schema, Tool
-from ..toolset import Toolset
+from ..schema.ir import Schema, Tool
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from .json_family import (Reading, Values, calls_in, fast_json, guarded, lenient_json, only_whitespace,
                           read_candidates, read_grammar, report_failure, value_spans)

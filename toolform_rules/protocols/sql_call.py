@@ -22,7 +22,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
 from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Pair, PythonFamily, Reject, call_names,
                           grammar_read, guarded, leftover_note, literal_heads, outside, strip_fence)

@@ -26,7 +26,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Tree
 from .text_family import (Read, backslash_escape, backslash_unescape, grammar_parse, never_raises, read_calls,

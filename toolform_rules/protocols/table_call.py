@@ -25,7 +25,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Token, Transformer, Tree
 from .text_family import (Reading, backslash_escape, backslash_unescape, grammar_parse, line_end, never_raises,

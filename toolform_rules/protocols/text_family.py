@@ -19,8 +19,8 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
-from ..ir import Tool
-from ..toolset import Toolset
+from ..schema.ir import Tool
+from ..schema.toolset import Toolset
 from .base import Extraction, RawCall, internal_error
 from ..grammar import GrammarFailure, load_parser, parse
 

@@ -34,7 +34,7 @@ import tomllib
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Transformer, parse
 from .markup_family import GRAMMAR_LIMIT, calls_from_document, fenced_blocks, never_raises, shifted

@@ -26,7 +26,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import GrammarFailure
 from .json_family import (_MISSING, Reading, Values, call_json, calls_in, fast_json, find_outside, guarded,

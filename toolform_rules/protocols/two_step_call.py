@@ -24,7 +24,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import GrammarFailure, Token
 from .json_family import (Reading, Values, fast_json, guarded, read_grammar, read_json, report_failure,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import normaliser_for
-from ..ir import Tool
+from ..engine.verbs import normaliser_for
+from ..schema.ir import Tool
 from ..limits import DEFAULT_LIMITS, Limits
 
 PROFILE = "text-values"

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 from urllib.parse import quote, quote_plus, unquote_plus
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Token, Transformer, Tree
 from .text_family import (Read, grammar_parse, kebab_argument_name, kebab_tool_name, never_raises, read_calls,

@@ -29,7 +29,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import Token, Transformer, parse
 from .markup_family import (GRAMMAR_LIMIT, excerpt, line_column, never_raises, read_within, tag_attribute, text_of,

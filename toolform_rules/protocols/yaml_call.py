@@ -38,7 +38,7 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from ..calls import ToolCall
-from ..toolset import Toolset
+from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Token, Transformer, Tree, parse
 from .markup_family import GRAMMAR_LIMIT, calls_from_document, fenced_blocks, line_column, never_raises, shifted

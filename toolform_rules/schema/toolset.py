@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .errors import LoaderError
+from ..errors import LoaderError
 from .ir import Tool
 from .names import canonical_name
 

@@ -22,10 +22,10 @@ from typing import Any, Callable, Sized
 
 import regex
 
-from .compiler import Check, NodeContext, accept
-from .ir import Schema
-from .jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
-from .names import canonical_name
+from .context import Check, NodeContext, accept
+from ..schema.ir import Schema
+from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
+from ..schema.names import canonical_name
 from .rules import Rule
 
 Operation = Callable[[Rule, Schema, NodeContext], "Check | None"]
@@ -61,7 +61,7 @@ def _study_types(node: Schema, rule: Rule) -> tuple[str, ...]:
 
 
 def _has_const(node: Schema) -> bool:
-    from .ir import ABSENT
+    from ..schema.ir import ABSENT
 
     return node.const is not ABSENT
 

@@ -20,10 +20,10 @@ from typing import Any, Callable
 
 import attrs
 
-from .compiler import NodeContext, Transform
-from .ir import ABSENT, Schema
-from .jsonvalues import shared_type
-from .names import canonical_name
+from .context import NodeContext, Transform
+from ..schema.ir import ABSENT, Schema
+from ..jsonvalues import shared_type
+from ..schema.names import canonical_name
 from .rules import Rule
 
 

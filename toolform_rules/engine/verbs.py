@@ -7,19 +7,22 @@ program (cached per profile and limits) normalises and checks the arguments, and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .calls import ToolCall, arguments_of, as_call
+from ..calls import ToolCall, arguments_of, as_call
 from .compiler import Compiler, Program, compile_tool
-from .errors import LimitExceeded, UnknownProfileError
-from .ir import Tool
-from .limits import DEFAULT_LIMITS, Limits
-from .loaders import load_tools, read_schema
+from ..errors import LimitExceeded, UnknownProfileError
+from ..schema.ir import Tool
+from ..limits import DEFAULT_LIMITS, Limits
+from ..schema.loaders import load_tools, read_schema
 from .normalisation_ops import canonical_value
-from .policy import Policy
 from .report import Finding, ValidationReport
-from .rules import Rule, builtin_rules
-from .toolset import Toolset
+from .rule_files import builtin_rules
+from .rules import Rule
+from ..schema.toolset import Toolset
+
+if TYPE_CHECKING:
+    from ..policy import Policy
 
 NORMALISATION_PROFILES = ("normalized", "strict")
 

@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .errors import LoaderError
+from ..errors import LoaderError
 from .ir import JSON_TYPES, Property, Schema, Tool
-from .limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS, Limits
 from .toolset import Toolset
 
 KINDS = ("auto", "openai", "anthropic", "mcp", "bfcl")
