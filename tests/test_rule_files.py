@@ -10,7 +10,7 @@ import pytest
 
 from toolform_rules import RuleFileError, builtin_rules, sample_toolset, validate_arguments, validate_instance
 from toolform_rules.engine.verbs import validation_profiles
-from toolform_rules.engine.rule_files import load_rules, rules_directory
+from toolform_rules.engine.rule_files import read_rule_files, rules_directory
 from toolform_rules.engine.rules import BUCKETS, PHASES, Profile, Rule, RuleSet
 from toolform_rules.yamlsource import load_yaml
 
@@ -50,7 +50,7 @@ def _line(text: str, needle: str, occurrence: int = 1) -> int:
 def _fails(directory: Path, text: str, name: str = "rules.yaml") -> tuple[RuleFileError, Path]:
     path = _write(directory, text, name)
     with pytest.raises(RuleFileError) as info:
-        load_rules(directory)
+        read_rule_files(directory)
     return info.value, path
 
 
@@ -84,13 +84,15 @@ profiles:
       - t.enum
 """
     _write(tmp_path, text)
-    ruleset = load_rules(tmp_path)
+    ruleset = read_rule_files(tmp_path)
     assert isinstance(ruleset, RuleSet)
     assert list(ruleset.rules) == ["t.type", "t.trim", "t.enum", "t.type2"]
     enum = ruleset.rules["t.enum"]
     assert (enum.op, enum.phase, enum.bucket, enum.halts, enum.order, enum.listed) == (
         "enum", "validate", "enum_errors", True, 2, "in argument order")
-    assert enum.options == {"study_equality": True} and enum.description == "Members only."
+    # the options written, and the operation's other declared options at their defaults
+    assert enum.options == {"study_equality": True, "null_makes_optional": False, "empty_accepts_all": False}
+    assert enum.description == "Members only."
     assert ruleset.rules["t.trim"].bucket is None and ruleset.rules["t.trim"].message is None
     for rule_id, rule in ruleset.rules.items():
         assert str(rule.source) == f"{tmp_path.name}/rules.yaml:{_line(text, f'- id: {rule_id}')}"
@@ -110,7 +112,7 @@ def test_rules_and_profiles_may_be_spread_over_files(tmp_path):
     (tmp_path / "below").mkdir()
     _write(tmp_path / "below", "bogus: file", "x.yaml")  # not read: only the directory itself
     _write(tmp_path, "bogus: file", "notes.yml")  # not read: only *.yaml
-    ruleset = load_rules(tmp_path)
+    ruleset = read_rule_files(tmp_path)
     assert list(ruleset.rules) == ["t.type"] and ruleset.profile_names() == ["p"]
     assert str(ruleset.profiles["p"].source) == f"{tmp_path.name}/b.yaml:2"
 
@@ -129,11 +131,11 @@ def test_yaml_merge_keys_may_override(tmp_path):
     """
     _write(tmp_path, text.replace("common: &common", "x-common: &common"))
     with pytest.raises(RuleFileError) as info:  # an unknown top-level key, even for an anchor
-        load_rules(tmp_path)
+        read_rule_files(tmp_path)
     assert info.value.field == "x-common"
     _write(tmp_path, "rules:\n  - &r\n    id: t.type\n    op: type\n    phase: validate\n"
                      "    bucket: type_errors\n    message: '{path}'\n  - <<: *r\n    id: t.type2\n")
-    ruleset = load_rules(tmp_path)
+    ruleset = read_rule_files(tmp_path)
     assert ruleset.rules["t.type2"].op == "type" and ruleset.rules["t.type2"].bucket == "type_errors"
     assert ruleset.rules["t.type2"].source.line == 8
 
@@ -322,15 +324,15 @@ def test_yaml_nested_too_deeply(tmp_path):
 def test_a_file_that_is_not_utf8(tmp_path):
     (tmp_path / "rules.yaml").write_bytes("description: caf\u00e9\n".encode("latin-1"))
     with pytest.raises(RuleFileError) as info:
-        load_rules(tmp_path)
+        read_rule_files(tmp_path)
     assert info.value.source == str(tmp_path / "rules.yaml") and "not UTF-8" in info.value.message
 
 
 def test_a_missing_directory(tmp_path):
     with pytest.raises(RuleFileError) as info:
-        load_rules(tmp_path / "nowhere")
+        read_rule_files(tmp_path / "nowhere")
     assert info.value.source == str(tmp_path / "nowhere")
-    assert "no such directory" in str(info.value)
+    assert "no such rule file or folder of rule files" in str(info.value)
 
 
 def test_duplicate_keys_are_found_by_the_yaml_loader_with_line_and_column():
@@ -344,7 +346,7 @@ def test_duplicate_keys_are_found_by_the_yaml_loader_with_line_and_column():
 def test_the_built_in_rules_load_and_every_profile_resolves():
     ruleset = builtin_rules()
     assert ruleset is builtin_rules()  # loaded once
-    fresh = load_rules(rules_directory())
+    fresh = read_rule_files(rules_directory())
     assert list(fresh.rules) == list(ruleset.rules) and fresh.profile_names() == ruleset.profile_names()
     assert {"study", "sdk", "jsonschema"} <= set(ruleset.profile_names())
     for name in ruleset.profile_names():

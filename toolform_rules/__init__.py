@@ -6,26 +6,74 @@
 True
 """
 
-from .calls import ToolCall
-from .engine.verbs import normalize_call, validate_arguments, validate_call, validate_instance
-from .errors import (CallError, EvaluationError, LimitExceeded, LoaderError, PolicyError, RuleFileError,
-                     ToolformRulesError, UnknownProfileError)
-from .schema.ir import Property, Schema, Tool
-from .limits import Limits, PolicyLimits
-from .schema.loaders import load_tools
-from .policy import Policy, load_policy
-from .protocols import UnknownProtocolError, get_protocol, protocol_ids
-from .replies import ParsedCall, ParsedReply, parse_reply
-from .engine.report import Finding, ValidationReport
-from .engine.rule_files import builtin_rules
-from .samples import sample_tool, sample_toolset
-from .schema.toolset import Toolset
+from __future__ import annotations
+
+import importlib
+
+from .version import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a tenth of this module's cost)
+
+#: Where each public name is defined.  Nothing is imported with the package: a name's module
+#: is imported when the name is first used (PEP 562), so ``import toolform_rules`` is cheap and
+#: a process that only validates never loads Lark, the policy machinery or the protocols.
+_EXPORTS: dict[str, str] = {
+    "ToolCall": ".calls",
+    "normalize_call": ".engine.verbs", "validate_arguments": ".engine.verbs", "validate_call": ".engine.verbs",
+    "validate_instance": ".engine.verbs",
+    "CallError": ".errors", "EvaluationError": ".errors", "LimitExceeded": ".errors", "LoaderError": ".errors",
+    "PolicyError": ".errors", "RuleFileError": ".errors", "ToolformRulesError": ".errors",
+    "UnknownProfileError": ".errors",
+    "Property": ".schema.ir", "Schema": ".schema.ir", "Tool": ".schema.ir",
+    "Limits": ".limits", "PolicyLimits": ".limits",
+    "load_tools": ".schema.loaders",
+    "Policy": ".policy", "load_policy": ".policy",
+    "UnknownProtocolError": ".protocols", "get_protocol": ".protocols", "protocol_ids": ".protocols",
+    "ParsedCall": ".replies", "ParsedReply": ".replies", "parse_reply": ".replies",
+    "Finding": ".engine.report", "ValidationReport": ".engine.report",
+    "builtin_rules": ".engine.rule_files", "load_rules": ".engine.rule_files",
+    "RuleSet": ".engine.rules",
+    "sample_tool": ".samples", "sample_toolset": ".samples",
+    "Toolset": ".schema.toolset",
+}
+
+if TYPE_CHECKING:  # what the names are, for type checkers (never run)
+    from typing import Any
+
+    from .calls import ToolCall
+    from .engine.verbs import normalize_call, validate_arguments, validate_call, validate_instance
+    from .errors import (CallError, EvaluationError, LimitExceeded, LoaderError, PolicyError, RuleFileError,
+                         ToolformRulesError, UnknownProfileError)
+    from .schema.ir import Property, Schema, Tool
+    from .limits import Limits, PolicyLimits
+    from .schema.loaders import load_tools
+    from .policy import Policy, load_policy
+    from .protocols import UnknownProtocolError, get_protocol, protocol_ids
+    from .replies import ParsedCall, ParsedReply, parse_reply
+    from .engine.report import Finding, ValidationReport
+    from .engine.rule_files import builtin_rules, load_rules
+    from .engine.rules import RuleSet
+    from .samples import sample_tool, sample_toolset
+    from .schema.toolset import Toolset
 
 __all__ = [
     "CallError", "EvaluationError", "Finding", "Policy", "PolicyError", "PolicyLimits", "load_policy", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",
     "protocol_ids", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
     "Tool", "ToolCall", "ToolformRulesError", "Toolset", "UnknownProfileError", "ValidationReport",
-    "builtin_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",
+    "RuleSet", "builtin_rules", "load_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",
     "validate_call", "validate_instance",
 ]
-__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use (then kept in the package's namespace)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -22,23 +22,24 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import attrs
 
 from .calls import ToolCall, as_call
-from .engine.verbs import NORMALISATION_PROFILES, normalize_call, validate_arguments
-from .errors import PolicyError, ToolformRulesError
+from .engine.verbs import NORMALISATION_PROFILES, normalize_call, validate_arguments, validation_profiles
+from .errors import PolicyError, ToolformRulesError, UnknownProfileError
 from .schema.loaders import KINDS, load_tools
-from .policy import Policy, load_policy
 from .engine.report import ValidationReport, format_path
-from .engine.rule_files import builtin_rules
+from .engine.rule_files import builtin_rules, load_rules
 from .engine.rules import BUCKETS, Rule, RuleSet
 from .samples import sample_tool, sample_toolset
 from .schema.toolset import Toolset
 
+if TYPE_CHECKING:
+    from .policy import Policy
+
 PROG = "toolform-rules"
-VALIDATION_PROFILES = ("sdk", "study", "jsonschema")
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: The order of the profiles in the rule reference: study before sdk, which extends it.
 REFERENCE_ORDER = ("study", "sdk", "jsonschema", *NORMALISATION_PROFILES)
@@ -51,6 +52,20 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
+
+
+def load_policy(source: Any, **options: Any) -> Policy:
+    """:func:`toolform_rules.load_policy`, imported when a command first needs a policy.
+
+    The policy machinery (its expression grammar, Lark, RE2) is most of what this command
+    line could import; ``validate`` without ``--policy`` never loads it.
+
+    >>> load_policy("policy: p\\nconstraints:\\n  - id: p.cap\\n    check: args.value <= 10\\n").name
+    'p'
+    """
+    from .policy import load_policy as load
+
+    return load(source, **options)
 
 
 # --- reading calls ----------------------------------------------------------------------------
@@ -150,17 +165,30 @@ def _policy(args: argparse.Namespace, tools: Toolset | None) -> Policy | None:
     return load_policy(args.policy, tools=tools) if getattr(args, "policy", None) else None
 
 
+def _rules(args: argparse.Namespace) -> RuleSet | None:
+    """The rule set of ``--rules`` (the built-in rules and the user's), checked against ``--profile``."""
+    ruleset = load_rules(*args.rules) if getattr(args, "rules", None) else None
+    profile = getattr(args, "profile", None)
+    if profile is not None and profile not in validation_profiles(ruleset):
+        raise UnknownProfileError(f"unknown validation profile {profile!r}; known: "
+                                  + ", ".join(validation_profiles(ruleset)))
+    return ruleset
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
+    ruleset = _rules(args)
     tools = _tools(args)
     policy = _policy(args, tools)
     calls, many = read_calls(args.call)
     if args.decisions:
         from .policy.records import DecisionLog
 
-        with DecisionLog(args.decisions, policy=policy, mask=args.mask or (), profile=args.profile) as log:
+        with DecisionLog(args.decisions, policy=policy, mask=args.mask or (), profile=args.profile,
+                         rules=ruleset) as log:
             reports = [log.check(call, tools) for call in calls]
     else:
-        reports = [validate_arguments(call, tools, profile=args.profile, policy=policy) for call in calls]
+        reports = [validate_arguments(call, tools, profile=args.profile, rules=ruleset, policy=policy)
+                   for call in calls]
     if args.json:
         docs = [r.to_json() for r in reports]
         print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
@@ -222,9 +250,11 @@ def render_reply(reply: Any) -> str:
 def cmd_parse(args: argparse.Namespace) -> int:
     from .replies import parse_reply
 
+    ruleset = _rules(args)
     tools = _tools(args)
     reply = parse_reply(read_text(args.file), tools, args.protocol, rule=args.rule,
-                        lenient_fallback=args.lenient, profile=args.profile, policy=_policy(args, tools))
+                        lenient_fallback=args.lenient, profile=args.profile, rules=ruleset,
+                        policy=_policy(args, tools))
     print(json.dumps(reply.to_dict(), indent=2, ensure_ascii=False) if args.json else render_reply(reply))
     return EXIT_VALID if reply.ok else EXIT_INVALID
 
@@ -462,7 +492,7 @@ def _rule_row(rule: Rule) -> tuple[str, ...]:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    ruleset = builtin_rules()
+    ruleset = load_rules(*args.rules) if args.rules else builtin_rules()
     if args.markdown:
         names = [args.profile] if args.profile else None
         sys.stdout.write(rules_markdown(ruleset, names))
@@ -507,9 +537,9 @@ def _md_rule(rule: Rule) -> list[str]:
     lines = [f"### `{rule.id}`", "", "- " + ", ".join(facts)]
     if rule.message is not None:
         lines.append(f"- message: `{rule.message}`")
-    if rule.options:
-        lines.append("- options: " + ", ".join(f"`{k}: {json.dumps(v, ensure_ascii=False)}`"
-                                               for k, v in rule.options.items()))
+    options = _options_set(rule)
+    if options:
+        lines.append("- options: " + ", ".join(f"`{k}: {_md_value(v)}`" for k, v in options.items()))
     lines.append(f"- source: `{rule.source}`")
     description = " ".join(rule.description.split())
     if description:
@@ -517,8 +547,77 @@ def _md_rule(rule: Rule) -> list[str]:
     return lines + [""]
 
 
+def _options_set(rule: Rule) -> dict[str, Any]:
+    """The options ``rule`` sets to other than its operation's defaults (loading filled in the rest)."""
+    from .engine.operations import operation_of
+
+    operation = operation_of(rule.phase, rule.op)
+    if operation is None:
+        return dict(rule.options)
+    defaults = {option.name: option.default for option in operation.options}
+    return {k: v for k, v in rule.options.items() if k not in defaults or v != defaults[k]}
+
+
+def _md_value(value: Any) -> str:
+    """A YAML value as JSON text (a tuple as a list)."""
+    return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
+
+
+def _md_cell(text: str) -> str:
+    """Text for a Markdown table cell: a ``|`` would end the cell."""
+    return text.replace("|", "\\|")
+
+
+def operations_markdown() -> list[str]:
+    """The operations section of the rule reference: every registered operation, its options and fields."""
+    from .engine.operations import REGISTRY
+
+    out = ["## Operations", "",
+           "Every operation a rule may name as `op`, registered in `toolform_rules/engine/operations.py` and",
+           "declared beside its function, with the options a rule may give it (`options:`) and the fields",
+           "its findings fill in the rule's `message`. Loading a rule file refuses an option its operation",
+           "does not declare (suggesting the closest name), a value of another type, a required option",
+           "left out, and a message field the operation does not fill. The rules above show only the",
+           "options they set to other than the default.", ""]
+    for phase, title in (("validate", "Validation operations"), ("normalise", "Normalisation operations")):
+        out += [f"### {title}", ""]
+        for name, operation in REGISTRY[phase].items():
+            out += [f"#### `{name}`", ""]
+            if operation.doc:
+                out += [operation.doc.replace("``", "`"), ""]
+            facts = []
+            if phase == "validate":
+                facts.append("message fields: " + ", ".join(f"`{{{f}}}`" for f in sorted(operation.message_fields)))
+            if operation.acts_on == "call":
+                facts.append("acts on a call whose name resolves to no tool, not on a schema node")
+            if operation.subsumes:
+                facts.append("subsumes " + ", ".join(f"`{o}`" for o in operation.subsumes)
+                             + " (takes over its work at a node where it can, in the same walk)")
+            if operation.consults:
+                facts.append("consults " + ", ".join(f"`{o}`" for o in operation.consults)
+                             + " (whether the profile also runs it)")
+            if not operation.options:
+                facts.append("options: none")
+            out += [f"- {fact}" for fact in facts]
+            if not operation.options:
+                out.append("")
+                continue
+            if facts:
+                out.append("")
+            out += ["| option | type | default | what it does |", "|---|---|---|---|"]
+            for option in operation.options:
+                kind = option.kind
+                if option.template_fields is not None:
+                    kind += " (fields " + ", ".join(f"`{{{f}}}`" for f in sorted(option.template_fields)) + ")"
+                default = "required" if option.required else f"`{_md_value(option.default)}`"
+                out.append(f"| `{option.name}` | {_md_cell(kind)} | {_md_cell(default)} | {_md_cell(option.doc)} |")
+            out.append("")
+    return out
+
+
 def rules_markdown(ruleset: RuleSet | None = None, names: list[str] | None = None) -> str:
-    """The rule reference (``docs/rules.md``): every rule, grouped by the profile that lists it."""
+    """The rule reference (``docs/rules.md``): every rule, grouped by the profile that lists it, then
+    every operation with its options (the whole reference only)."""
     ruleset = ruleset or builtin_rules()
     whole = names is None
     names = _profile_order(ruleset) if names is None else names
@@ -536,6 +635,8 @@ def rules_markdown(ruleset: RuleSet | None = None, names: list[str] | None = Non
             "Every built-in rule, grouped by the profile that lists it, in the order the profile runs",
             "them. A rule's `source` is the file and line that declare it; every finding a rule makes",
             "carries that same `source`. See [profiles.md](profiles.md) for what the profiles are for.",
+            "The operations the rules name, with the options each declares, are listed at the end",
+            "([Operations](#operations)).",
             "",
             "Profiles: " + ", ".join(f"`{n}`" for n in names) + ".",
             "",
@@ -567,6 +668,7 @@ def rules_markdown(ruleset: RuleSet | None = None, names: list[str] | None = Non
             out += ["## Rules no profile lists", ""]
             for rule in unlisted:
                 out += _md_rule(rule)
+        out += operations_markdown()
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -587,8 +689,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the tools: a JSON or JSON Lines file (or JSON text) in the OpenAI, Anthropic, "
                                "MCP or BFCL shape (default: the bundled sample, legal_draft_v3)")
     validate.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
-    validate.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
-                          help="the validation profile (default: sdk)")
+    validate.add_argument("--profile", default="sdk",
+                          help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
+    validate.add_argument("--rules", metavar="FILE", action="append", default=[],
+                          help="also read these rule files (or folders of them), whose profiles may extend "
+                               "the built-in ones (repeatable)")
     validate.add_argument("--json", action="store_true", help="print the report(s) as JSON, with the findings")
     validate.add_argument("--policy", metavar="POLICY", help="also apply this policy's constraints (a YAML file)")
     validate.add_argument("--decisions", metavar="FILE",
@@ -616,8 +721,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the grading rule (default: main)")
     parse.add_argument("--lenient", action="store_true",
                        help="when the protocol finds nothing, read any protocol's syntax")
-    parse.add_argument("--profile", choices=VALIDATION_PROFILES, default="sdk",
-                       help="the validation profile (default: sdk)")
+    parse.add_argument("--profile", default="sdk",
+                       help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
+    parse.add_argument("--rules", metavar="FILE", action="append", default=[],
+                       help="also read these rule files (or folders of them), whose profiles may extend "
+                            "the built-in ones (repeatable)")
     parse.add_argument("--json", action="store_true", help="print the parsed reply as JSON")
     parse.add_argument("--policy", metavar="POLICY", help="also apply this policy's constraints (a YAML file)")
     parse.set_defaults(run=cmd_parse)
@@ -666,6 +774,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--profile", metavar="P",
                        help="a profile: study, sdk, jsonschema, normalized or strict (default: sdk; "
                             "with --markdown, every profile)")
+    rules.add_argument("--rules", metavar="FILE", action="append", default=[],
+                       help="also read these rule files (or folders of them) and list their profiles too")
     rules.add_argument("--markdown", action="store_true", help="write the rule reference (docs/rules.md)")
     rules.set_defaults(run=cmd_rules)
     return parser

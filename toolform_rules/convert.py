@@ -14,33 +14,12 @@ from cattrs.cols import (homogenous_tuple_structure_factory, is_mapping, is_sequ
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
 from .errors import LocatedError, RuleFileError
+from .validators import FieldValueError
 from .yamlsource import Located
 
 T = TypeVar("T")
 
 converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
-
-
-class FieldValueError(ValueError):
-    """A validator's refusal that names its field.
-
-    attrs validators run in ``__init__``, after cattrs has structured each field, so cattrs
-    cannot say which field failed; this error carries the name so the location can.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-def one_of(allowed: tuple[str, ...]) -> Any:
-    """An attrs validator: the field's value is one of ``allowed`` (the refusal names the field)."""
-    def check(_: Any, attribute: Any, value: str) -> None:
-        if value not in allowed:
-            raise FieldValueError(attribute.name, f"{attribute.name} must be one of {', '.join(allowed)}, "
-                                                  f"not {value!r}")
-
-    return check
 
 
 def _kind(value: Any) -> str:

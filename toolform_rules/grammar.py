@@ -6,22 +6,39 @@ builds an LALR parser for it once (``%import`` of the shared pieces resolves ins
 :class:`GrammarFailure` that says where the grammar stopped (line, column) and what it
 expected there.  Protocol modules and the policy expression reader receive trees and transform them
 with their own ``Transformer``; nothing past them sees Lark.
+
+Lark itself is imported when first needed — a parser built, or one of the names it
+lends (``Token``, ``Transformer``, ``Tree``, ``v_args``) asked for — so a process that
+only validates calls never loads it.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
-
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import (LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
-                             VisitError)
+from typing import TYPE_CHECKING, Any
 
 from .errors import ToolformRulesError
 
+if TYPE_CHECKING:
+    from lark import Lark, Token, Transformer, Tree, v_args
+
+#: The names this module lends from Lark, imported on first use (PEP 562).
+_FROM_LARK = frozenset({"Token", "Transformer", "Tree", "v_args"})
+
 __all__ = ["GrammarFailure", "Token", "Transformer", "Tree", "grammars_directory", "load_parser", "parse", "transform",
            "v_args"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Token``, ``Transformer``, ``Tree`` and ``v_args``: Lark's, imported when first asked for."""
+    if name not in _FROM_LARK:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import lark
+
+    value = getattr(lark, name)
+    globals()[name] = value
+    return value
 
 
 def grammars_directory() -> Path:
@@ -53,6 +70,8 @@ class GrammarFailure(ToolformRulesError):
 @functools.cache
 def load_parser(name: str, start: str = "start", positions: bool = False) -> Lark:
     """The LALR parser of ``grammars/<name>.lark`` (built once); ``positions`` fills each tree's ``meta``."""
+    from lark import Lark
+
     directory = grammars_directory()
     text = (directory / f"{name}.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start=start, import_paths=[directory], propagate_positions=positions,
@@ -87,6 +106,8 @@ def _pretty(terminals: Any, parser: Lark) -> tuple[str, ...]:
 
 def parse(name: str, text: str, start: str = "start", positions: bool = False) -> Tree:
     """Parse ``text`` with grammar ``name``; a failure is a :class:`GrammarFailure`, never a Lark error."""
+    from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
     parser = load_parser(name, start, positions)
     try:
         return parser.parse(text)
@@ -110,6 +131,8 @@ def parse(name: str, text: str, start: str = "start", positions: bool = False) -
 
 def transform(transformer: Transformer, tree: Tree) -> Any:
     """``transformer.transform(tree)``, re-raising a callback's own exception rather than Lark's wrapper."""
+    from lark.exceptions import VisitError
+
     try:
         return transformer.transform(tree)
     except VisitError as err:

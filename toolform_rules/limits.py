@@ -28,6 +28,8 @@ class Limits:
     pattern_timeout: float = 0.05
     #: the longest string a ``pattern`` is matched against; longer ones are reported, not matched
     max_pattern_subject: int = 1_000_000
+    #: how many compiled schemas ``validate_instance`` keeps (least recently used go first)
+    max_cached_schemas: int = 512
 
 
 DEFAULT_LIMITS = Limits()

@@ -10,7 +10,7 @@ what went wrong and where.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,11 +19,14 @@ from .schema.ir import Schema, Tool
 from .limits import DEFAULT_LIMITS, Limits
 from .schema.loaders import load_tools
 from .schema.names import canonical_name
-from .policy import Policy
 from .protocols import get_protocol, protocol_ids
 from .protocols.base import Extraction, Protocol, RawCall
 from .protocols.typing import type_values
 from .engine.report import ValidationReport
+from .engine.rules import RuleSet
+
+if TYPE_CHECKING:
+    from .policy import Policy
 from .schema.toolset import Toolset
 
 RULES = ("main", "symmetric", "as_written")
@@ -232,8 +235,8 @@ def _coerce_text(text: Any) -> tuple[str, str]:
 
 
 def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", validate: bool = True,
-                lenient_fallback: bool = False, profile: str = "sdk", policy: Policy | None = None,
-                limits: Limits = DEFAULT_LIMITS) -> ParsedReply:
+                lenient_fallback: bool = False, profile: str = "sdk", rules: RuleSet | None = None,
+                policy: Policy | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedReply:
     """The calls a reply holds, in ``protocol_id``'s syntax, graded under ``rule``.
 
     ``rule``: ``main`` (each protocol's own parser; text formats re-nest an argument written
@@ -242,7 +245,8 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
     asked protocol finds nothing, any protocol's syntax, each call marked
     ``lenient:<protocol>`` (refused under ``as_written``).  ``policy``: each accepted
     call's report also holds the policy's findings (with ``validate``; ``norm`` is the
-    call's normalised arguments).  Never raises for model text.
+    call's normalised arguments).  ``profile`` and ``rules`` choose the validation rules as
+    for :func:`validate_arguments`.  Never raises for model text.
 
     >>> from toolform_rules import sample_toolset
     >>> reply = parse_reply('Sure. {"name": "LegalDraftV3", "arguments": {"counterparty": "Acme", '
@@ -282,7 +286,7 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
     text_values = (get_protocol(matched).info.text_values if lenient_calls else protocol.info.text_values)
     for raw in extraction.calls:
         graded = _grade(raw, toolset, rule=rule, text_values=text_values, lenient=matched if lenient_calls else "",
-                        validate=validate, profile=profile, limits=limits, policy=policy)
+                        validate=validate, profile=profile, rules=rules, limits=limits, policy=policy)
         if graded.resolved_name is None:
             hallucinated.append(raw.name)
         (calls if graded.accepted else rejected).append(graded)
@@ -296,10 +300,11 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
 
 
 def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, lenient: str, validate: bool,
-           profile: str, limits: Limits, policy: Policy | None = None) -> ParsedCall:
+           profile: str, rules: RuleSet | None, limits: Limits, policy: Policy | None = None) -> ParsedCall:
     tool = toolset.get(raw.name)
     if tool is None:
-        return ParsedCall(raw.name, raw.arguments, None, None, False, _unknown(raw, toolset, profile, validate),
+        return ParsedCall(raw.name, raw.arguments, None, None, False,
+                          _unknown(raw, toolset, profile, rules, validate),
                           accepted=False, reason="unknown tool")
     arguments = type_values(raw.arguments, tool, limits=limits) if text_values else raw.arguments
     repairs: list[str] = []
@@ -316,15 +321,17 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
     if lenient and rule == "as_written":
         return ParsedCall(raw.name, arguments, tool.name, None, False, None, tuple(repairs), False,
                           f"read with {lenient}'s syntax, not the asked protocol's")
-    normalized = normalised_arguments(arguments, tool, limits)
-    report = program_for(tool, profile, limits).run(arguments) if validate else None
+    normalized = normalised_arguments(arguments, tool, limits, rules)
+    report = program_for(tool, profile, limits, rules).run(arguments) if validate else None
     if report is not None and policy is not None:
         report = policy.apply(report, tool.name, arguments, norm=normalized, tool=tool)
     return ParsedCall(raw.name, arguments, tool.name, normalized, report.ok if report is not None else True,
                       report.to_dict() if report is not None else None, tuple(repairs), True, "", report)
 
 
-def _unknown(raw: RawCall, toolset: Toolset, profile: str, validate: bool) -> dict[str, Any] | None:
+def _unknown(raw: RawCall, toolset: Toolset, profile: str, rules: RuleSet | None,
+             validate: bool) -> dict[str, Any] | None:
     if not validate:
         return None
-    return validate_arguments({"name": raw.name, "arguments": raw.arguments}, toolset, profile=profile).to_dict()
+    return validate_arguments({"name": raw.name, "arguments": raw.arguments}, toolset, profile=profile,
+                              rules=rules).to_dict()

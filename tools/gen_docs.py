@@ -3,9 +3,10 @@
     python tools/gen_docs.py          # rewrite docs/rules.md, docs/protocols.md's reference, README's example
     python tools/gen_docs.py --check  # exit 1 when either is out of date
 
-docs/rules.md is ``toolform-rules rules --markdown``. In README.md, each ``$ toolform-rules
-...`` line of a ```` ```console ```` block is followed by what the command prints now (the
-rules' file:line included), and ``$ echo $?`` by its exit code. tests/test_docs.py checks
+docs/rules.md is ``toolform-rules rules --markdown``: every rule, then every registered
+operation with the options, message fields and interactions it declares. In README.md,
+each ``$ toolform-rules ...`` line of a ```` ```console ```` block is followed by what the
+command prints now (the rules' file:line included), and ``$ echo $?`` by its exit code. tests/test_docs.py checks
 both, so neither can drift from the rule files.
 """
 

@@ -16,9 +16,9 @@ import attrs
 
 from ..schema.ir import Schema, Tool
 from ..limits import Limits
-from .context import Check, NodeContext, Path, Transform, accept
-from .report import Finding, ValidationReport, VALID
-from .rules import Rule
+from .context import Bound, Check, NodeContext, Path, Transform, TypeGate, accept
+from .report import Finding, ValidationReport, VALID, rule_ids
+from .rules import Rule, RuleSet
 
 NESTING_LIMIT = Finding("engine.nesting-limit", "constraint_errors", (),
                         "$: the arguments are nested too deeply to check", "toolform_rules/engine/compiler.py")
@@ -27,32 +27,57 @@ NESTING_LIMIT = Finding("engine.nesting-limit", "constraint_errors", (),
 class Compiler:
     """Compiles the schema nodes of one tool under one profile."""
 
-    def __init__(self, rules: tuple[Rule, ...], tool: Tool | None, limits: Limits) -> None:
-        from .operations import NORMALISE_OPERATIONS, VALIDATE_OPERATIONS
+    def __init__(self, rules: tuple[Rule, ...], tool: Tool | None, limits: Limits,
+                 ruleset: RuleSet | None = None) -> None:
+        from .operations import operation_of
 
         self.tool = tool
         self.limits = limits
-        self.validate_rules = [(r, VALIDATE_OPERATIONS[r.op]) for r in rules if r.phase == "validate"
-                               and r.op in VALIDATE_OPERATIONS]
-        self.normalise_rules = [(r, NORMALISE_OPERATIONS[r.op]) for r in rules if r.phase == "normalise"]
-        self._normalise_ops = frozenset(r.op for r, _ in self.normalise_rules)
+        self.ruleset = ruleset  # where another profile is looked up (None: the built-in rules)
+        declared = [(r, op) for r in rules if (op := operation_of(r.phase, r.op)) is not None]
+        # a "call" operation (unknown_tool) is run by the engine on a call naming no tool, not per node
+        self.validate_rules = [(r, op.function) for r, op in declared if r.phase == "validate" and op.acts_on == "node"]
+        self.normalise_rules = [(r, op.function) for r, op in declared if r.phase == "normalise"]
+        # The interactions the operations declare, answered once for this profile (see NodeContext):
+        # rule id -> the rules it may take over / the rule that may take it over / its questions' answers.
+        ops_run = frozenset(r.op for r, _ in declared)
+        self.subsumed: dict[str, tuple[Rule, ...]] = {}
+        self.subsumer: dict[str, Rule] = {}
+        self.consulted: dict[str, dict[str, bool]] = {}
+        for rule, operation in declared:
+            if operation.subsumes:
+                taken = tuple(r for r, _ in declared if r.phase == rule.phase and r.op in operation.subsumes)
+                self.subsumed[rule.id] = taken
+                for other in taken:
+                    self.subsumer.setdefault(other.id, rule)
+            if operation.consults:
+                self.consulted[rule.id] = {op: op in ops_run for op in operation.consults}
+        self._passing: dict[int, tuple[Check, frozenset[type]]] = {}  # id(type gate's check) -> (it, its types)
         self._checks: dict[int, Check] = {}
         self._normalisers: dict[int, Transform | None] = {}
         self._keep: list[Schema] = []  # ids in the caches stay valid while their nodes live
         self._others: dict[str, Compiler] = {}
 
     def under(self, profile: str) -> "Compiler":
-        """A compiler for the same tool under another profile of the built-in rules (made once)."""
+        """A compiler for the same tool under another profile of the same rule set (made once)."""
         from .rule_files import builtin_rules
 
         other = self._others.get(profile)
         if other is None:
-            other = self._others[profile] = Compiler(builtin_rules().profile_rules(profile), self.tool, self.limits)
+            ruleset = self.ruleset if self.ruleset is not None else builtin_rules()
+            other = self._others[profile] = Compiler(ruleset.profile_rules(profile), self.tool, self.limits,
+                                                     self.ruleset)
         return other
 
-    def has_normalise_op(self, op: str) -> bool:
-        """Whether the profile normalises with operation ``op`` (e.g. whether it folds case)."""
-        return op in self._normalise_ops
+    def passing_types(self, check: Check) -> frozenset[type]:
+        """The types ``check`` accepts outright, when it is a type gate's check (else none)."""
+        entry = self._passing.get(id(check))
+        return entry[1] if entry is not None else frozenset()
+
+    @staticmethod
+    def applies(rule: Rule, schema: Schema) -> bool:
+        """Whether ``rule`` runs at ``schema``: it names no kinds, the node declares no type, or they meet."""
+        return not (rule.applies_to and schema.types and not set(schema.types) & set(rule.applies_to))
 
     def compile_node(self, schema: Schema, *, root: bool = False) -> Check:
         key = id(schema)
@@ -67,13 +92,16 @@ class Compiler:
         self._checks[key] = late
         self._keep.append(schema)
         ctx = NodeContext(self, root)
-        checks: list[tuple[Check, bool, bool]] = []
+        checks: list[tuple[Check | TypeGate | Bound, bool, bool]] = []
         for rule, operation in self.validate_rules:
             if rule.applies_to and schema.types and not set(schema.types) & set(rule.applies_to):
                 continue
-            check = operation(rule, schema, ctx)
-            if check is not None:
-                checks.append((check, rule.halts, rule.unconditional))
+            made = operation(rule, schema, ctx)
+            if made is None:
+                continue
+            if type(made) is TypeGate:  # a parent may skip calling it for these types (ctx.passing_types)
+                self._passing[id(made.check)] = (made.check, made.passing_types)
+            checks.append((made, rule.halts, rule.unconditional))
         node = _chain(checks)
         cell.append(node)
         self._checks[key] = node
@@ -99,20 +127,32 @@ class Compiler:
         return transform
 
 
-def _chain(checks: list[tuple[Check, bool, bool]]) -> Check:
-    """One closure running a node's checks in order; unrolled for the common short chains."""
-    if not checks:
+def _check_of(made: Check | TypeGate | Bound) -> Check:
+    """The check an operation made, out of the record it may have declared it in."""
+    return made.check if isinstance(made, (TypeGate, Bound)) else made
+
+
+def _chain(made: list[tuple[Check | TypeGate | Bound, bool, bool]]) -> Check:
+    """One closure running a node's checks in order; unrolled for the common short chains.
+
+    An operation may return its check in a record saying what it is (a :class:`TypeGate`,
+    a :class:`Bound`): that is what lets the chain test a gate's types inline and fold
+    bounds into it.
+    """
+    if not made:
         return accept
+    checks = [(_check_of(m), halts, unconditional) for m, halts, unconditional in made]
     if len(checks) == 1:
         return checks[0][0]
     # plain: a halting gate, then checks none of which halts a later one or runs after a halt
     plain = checks[0][1] and not any(unconditional for _, _, unconditional in checks[1:]) \
         and not any(halts for _, halts, _ in checks[1:-1])
-    # A type gate advertises the types it passes outright: testing them here saves a call.
-    passing: frozenset[type] = getattr(checks[0][0], "passing_types", frozenset())
-    bounds = [getattr(c, "bound", None) for c, _, _ in checks[1:]]
-    if plain and passing and len(bounds) <= 2 and all(bounds):
-        return _gated_bounds(checks[0][0], passing, bounds)  # type: ignore[arg-type]
+    # A type gate declares the types it passes outright: testing them here saves a call.
+    first = made[0][0]
+    passing: frozenset[type] = first.passing_types if isinstance(first, TypeGate) else frozenset()
+    bounds = [m for m, _, _ in made[1:] if isinstance(m, Bound)]
+    if plain and passing and len(bounds) == len(made) - 1 <= 2:
+        return _gated_bounds(checks[0][0], passing, bounds)
     if plain and len(checks) == 2:  # a type gate, then one check
         gate, second = checks[0][0], checks[1][0]
 
@@ -158,12 +198,15 @@ def _chain(checks: list[tuple[Check, bool, bool]]) -> Check:
     return node
 
 
-def _gated_bounds(gate: Check, passing: frozenset[type], bounds: list[tuple]) -> Check:
+def _gated_bounds(gate: Check, passing: frozenset[type], declared: list[Bound]) -> Check:
     """A type gate and one or two numeric bounds (minimum, maximum...) as one closure.
 
     The same checks in the same order as the chain would run them, with one call instead
     of three: a number's bounds are the commonest checks there are.
     """
+    # plain tuples: unpacked on the slow path below, as cheaply as they can be
+    bounds = [(b.failed, b.limit, b.report, b.bool_is_number) for b in declared]
+
     def in_bounds(value: Any, path: Path, out: list, bound: tuple) -> bool:
         failed, limit, report, bool_is_number = bound
         kind = type(value)
@@ -272,11 +315,14 @@ class Program:
                     out.append(NESTING_LIMIT)
                 if not out:
                     return VALID
-        if self.positional_rules and len(out) > 1:
-            _order_by_position(out, self.positional_rules, arguments)
-        if self.late_rules and any(f.rule in self.late_rules for f in out):
-            order = self.rule_order
-            out.sort(key=lambda f: order.get(f.rule, 0))
+        if len(out) > 1:  # (one finding is in order already)
+            fired = rule_ids(out)
+            positional = self.positional_rules
+            if positional and sum(map(positional.__contains__, fired)) > 1:
+                _order_by_position(out, positional, arguments)
+            if self.late_rules and not self.late_rules.isdisjoint(fired):
+                order = self.rule_order
+                out.sort(key=lambda f: order.get(f.rule, 0))
         return ValidationReport(tuple(out))
 
 
@@ -307,9 +353,9 @@ def _order_by_position(findings: list[Finding], rules: frozenset[str], arguments
         findings[slot] = finding
 
 
-def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits) -> Program:
-    """Compile ``tool`` under ``rules`` (a profile's rule list) into a :class:`Program`."""
-    compiler = Compiler(rules, tool, limits)
+def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits, ruleset: RuleSet | None = None) -> Program:
+    """Compile ``tool`` under ``rules`` (a profile's rule list of ``ruleset``) into a :class:`Program`."""
+    compiler = Compiler(rules, tool, limits, ruleset)
     check = compiler.compile_node(tool.parameters, root=True)
     normalise = compiler.normaliser_of(tool.parameters, root=True) if compiler.normalise_rules else None
     late = {r.id: r.order for r in rules}

@@ -1,8 +1,10 @@
 """What an operation sees and makes while the compiler compiles one schema node.
 
-The types of compiled checks and normalisers, the :class:`Reporter` that turns a rule's
-failure into a finding, and the :class:`NodeContext` an operation is handed: the limits,
-the tool, and the compiler's services (children, other profiles) — so the operations
+The types of compiled checks and normalisers, the records an operation returns when the
+compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`), the
+:class:`Reporter` that turns a rule's failure into a finding, and the :class:`NodeContext`
+an operation is handed: the limits, the tool, and the compiler's services (children, other
+profiles, and the answers to the questions its operation declared) — so the operations
 depend on this module and never on the compiler itself.
 """
 
@@ -14,7 +16,7 @@ import attrs
 
 from ..limits import Limits
 from ..schema.ir import Schema, Tool
-from .report import Finding, format_path
+from .report import finding_from_fields, located
 from .rules import Rule
 
 if TYPE_CHECKING:
@@ -34,6 +36,36 @@ def accept(value: Any, path: Path, out: list) -> bool:
     return False
 
 
+@attrs.frozen
+class TypeGate:
+    """A type check that accepts the Python types ``passing_types`` outright.
+
+    What the ``type`` operation returns when one type is declared: the compiler tests
+    ``type(value) in passing_types`` inline instead of calling ``check`` (see
+    ``compiler._chain``), and a parent (``properties``, ``items``) skips the call for such
+    a child (:meth:`NodeContext.passing_types`).
+    """
+
+    check: Check
+    passing_types: frozenset[type]
+
+
+@attrs.frozen
+class Bound:
+    """A numeric bound: ``failed(value, limit)`` (a C operator) reported by ``report``.
+
+    What the bound operations (``minimum``, ``maximum``...) return: after a type gate the
+    compiler folds one or two of them and the gate into one closure (``compiler._gated_bounds``).
+    ``bool_is_number``: a boolean is compared as 0/1 (the study) rather than skipped.
+    """
+
+    check: Check
+    failed: Callable[[Any, Any], bool]
+    limit: Any
+    report: Callable[..., bool]
+    bool_is_number: bool
+
+
 class Reporter:
     """Makes the findings of one rule: fills its message template, stamps its id and source."""
 
@@ -42,15 +74,16 @@ class Reporter:
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
         self.rule_id = rule.id
-        self.bucket = rule.bucket
+        self.bucket = rule.bucket or "constraint_errors"
         self.source = str(rule.source)
         self.template = rule.message or ""
 
     def __call__(self, out: list, path: Path, template: str | None = None, **fields: Any) -> bool:
-        flat = flatten(path)
-        fields["path"] = format_path(flat)
+        # every error of an invalid call comes through here: one pass for the path, a finding made
+        # from one tuple (see report.located, report.finding_from_fields)
+        flat, fields["path"] = located(path)
         message = (template or self.template).format_map(fields)
-        out.append(Finding(self.rule_id, self.bucket or "constraint_errors", flat, message, self.source))
+        out.append(finding_from_fields((self.rule_id, self.bucket, flat, message, self.source, "error", None)))
         return True
 
 
@@ -94,12 +127,29 @@ class NodeContext:
     def reporter(self, rule: Rule) -> Reporter:
         return Reporter(rule)
 
-    def rule_with_op(self, op: str) -> Rule | None:
-        """The profile's validation rule that runs operation ``op``, if it has one."""
-        for rule, _ in self.compiler.validate_rules:
-            if rule.op == op:
-                return rule
-        return None
+    def passing_types(self, check: Check) -> frozenset[type]:
+        """The Python types ``check`` (a compiled child) accepts outright: a type gate's, else none."""
+        return self.compiler.passing_types(check)
+
+    def applies(self, rule: Rule, schema: Schema) -> bool:
+        """Whether ``rule`` runs at ``schema`` (its ``applies_to`` admits the node's types)."""
+        return self.compiler.applies(rule, schema)
+
+    def subsumed(self, rule: Rule) -> tuple[Rule, ...]:
+        """The profile's rules whose work ``rule`` may take over (its operation's ``subsumes``)."""
+        return self.compiler.subsumed.get(rule.id, ())
+
+    def subsumer(self, rule: Rule) -> Rule | None:
+        """The profile's rule that may take over ``rule``'s work (whose operation ``subsumes`` ``rule.op``)."""
+        return self.compiler.subsumer.get(rule.id)
+
+    def profile_runs(self, rule: Rule, op: str) -> bool:
+        """Whether the profile also runs operation ``op``; ``rule``'s operation must declare it consults ``op``."""
+        answers = self.compiler.consulted.get(rule.id, {})
+        if op not in answers:
+            raise LookupError(f"operation {rule.op!r} asks whether the profile runs {op!r}, which it does not "
+                              f"declare (add it to the operation's consults)")
+        return answers[op]
 
     def resolve(self, ref: str) -> Schema:
         assert self.compiler.tool is not None

@@ -1,4 +1,4 @@
-"""Normalisation operations: one plain function per step, registered in ``operations``.
+"""Normalisation operations: one function per step, registered in ``operations``.
 
 Each is called once per schema node as ``operation(rule, node, ctx)`` and returns a
 transform ``value -> value`` (or ``None`` when the step has nothing to do at that node).
@@ -9,6 +9,10 @@ Steps act on the *kind* a node is read as (``string``, ``integer``, ``number``,
 ``boolean``, ``array``, ``object``, ``null``, ``enum``, ``union`` or ``any``), the way the
 study read tool schemas: a ``null`` member of a type list makes a parameter optional, an
 untyped enum takes its members' type, a single non-null ``anyOf`` branch is that branch.
+
+Each function is declared with :func:`~.declarations.operation`: the options it reads
+(checked, and their defaults filled in, when a rule file is loaded) and the other
+operations it asks the profile about (``consults``: whether the profile folds case).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Callable
 import attrs
 
 from .context import NodeContext, Transform
+from .declarations import Option, operation
 from ..schema.ir import ABSENT, Schema
 from ..jsonvalues import shared_type
 from ..schema.names import canonical_name
@@ -116,8 +121,13 @@ def generic(value: Any, fold: bool) -> Any:
     return canonical_value(fold_strings(value) if fold else value)
 
 
-def _folds(ctx: NodeContext) -> bool:
-    return ctx.compiler.has_normalise_op("casefold")
+def _folds(rule: Rule, ctx: NodeContext) -> bool:
+    """Whether the profile folds case (so a generic form folds too): a question declared as ``consults``."""
+    return ctx.profile_runs(rule, "casefold")
+
+
+#: What the operations that may give a value its generic form ask of the profile.
+_FOLDING = ("casefold",)
 
 
 def _kinds(rule: Rule, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -133,6 +143,7 @@ def _gate(kind: Kind, rule: Rule, default: tuple[str, ...]) -> bool:
 
 # --- numbers and booleans --------------------------------------------------------------------
 
+@operation("normalise")
 def bool_to_number(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """``true``/``false`` where a number is wanted become 1/0."""
     if not _gate(kind_of(node, ctx), rule, ("integer", "number", "enum:integer", "enum:number")):
@@ -140,6 +151,7 @@ def bool_to_number(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     return lambda v: int(v) if isinstance(v, bool) else v
 
 
+@operation("normalise")
 def integral_float_to_integer(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A float with no fraction (``5.0``) where an integer is wanted becomes ``5``.
 
@@ -185,6 +197,11 @@ def parse_number(text: str, *, separators: str = "_", grouping: bool = True) -> 
     return float(candidate)
 
 
+@operation("normalise", options=(
+    Option("as_written", bool, False,
+           "a number is typed as written (`\"7\"` is 7, `\"7.0\"` is 7.0) wherever a number is wanted; else a "
+           "number is a float, an integer an int when it has no fraction"),
+))
 def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A numeric string where a number is wanted becomes that number (an int for an integer)."""
     kind = kind_of(node, ctx)
@@ -193,7 +210,7 @@ def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     integer = kind.name == "integer" or kind.base == "integer"
     # as_written: "7" is 7 and "7.0" is 7.0 wherever a number is wanted (typing a text format);
     # otherwise a number is a float, an integer an int when it has no fraction (the study's rule)
-    as_written = bool(rule.options.get("as_written"))
+    as_written = rule.options["as_written"]
 
     def transform(value: Any) -> Any:
         if not isinstance(value, str):
@@ -213,6 +230,7 @@ def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     return transform
 
 
+@operation("normalise")
 def number_to_boolean(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A number where a boolean is wanted becomes its truth (``1`` → ``true``)."""
     if not _gate(kind_of(node, ctx), rule, ("boolean", "enum:boolean")):
@@ -220,12 +238,18 @@ def number_to_boolean(rule: Rule, node: Schema, ctx: NodeContext) -> Transform |
     return lambda v: bool(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
+@operation("normalise", options=(
+    Option("true", tuple[str, ...], ("true", "yes", "1", "on", "y", "enabled"),
+           "the words (trimmed, any case) read as true; quote the key in YAML: `\"true\":`"),
+    Option("false", tuple[str, ...], ("false", "no", "0", "off", "n", "disabled"),
+           "the words (trimmed, any case) read as false; quote the key in YAML: `\"false\":`"),
+))
 def boolean_word(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """``"true"``, ``"yes"``, ``"on"``... where a boolean is wanted become booleans."""
     if not _gate(kind_of(node, ctx), rule, ("boolean", "enum:boolean")):
         return None
-    true_words = frozenset(rule.options.get("true", ("true", "yes", "1", "on", "y", "enabled")))
-    false_words = frozenset(rule.options.get("false", ("false", "no", "0", "off", "n", "disabled")))
+    true_words = frozenset(word.lower() for word in rule.options["true"])
+    false_words = frozenset(word.lower() for word in rule.options["false"])
 
     def transform(value: Any) -> Any:
         if isinstance(value, str):
@@ -241,6 +265,7 @@ def boolean_word(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None
 
 # --- strings ---------------------------------------------------------------------------------
 
+@operation("normalise")
 def scalar_to_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A number or boolean where a string is wanted becomes its text (``7.0`` → ``"7"``)."""
     if not _gate(kind_of(node, ctx), rule, ("string", "enum:string")):
@@ -260,6 +285,7 @@ def scalar_to_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | 
     return transform
 
 
+@operation("normalise")
 def trim(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """Leading and trailing white space is removed from strings."""
     if not _gate(kind_of(node, ctx), rule, ("string", "enum:string")):
@@ -267,6 +293,7 @@ def trim(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     return lambda v: v.strip() if isinstance(v, str) else v
 
 
+@operation("normalise")
 def casefold(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """Strings are case-folded (``Denver`` → ``denver``); an enum's own spelling is kept."""
     kind = kind_of(node, ctx)
@@ -280,6 +307,7 @@ def casefold(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     return lambda v: v.casefold() if isinstance(v, str) else v
 
 
+@operation("normalise")
 def enum_spelling(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A string matching an enum member case-insensitively becomes the member's own spelling."""
     kind = kind_of(node, ctx)
@@ -300,6 +328,7 @@ def enum_spelling(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | Non
 
 # --- containers ------------------------------------------------------------------------------
 
+@operation("normalise")
 def unwrap_singleton(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A one-element list where the schema wants a single value becomes that value."""
     if not _gate(kind_of(node, ctx), rule, ("any",)):
@@ -313,12 +342,13 @@ def unwrap_singleton(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | 
     return transform
 
 
+@operation("normalise", consults=_FOLDING)
 def scalar_containers(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A list or object where a single value is wanted is kept, in its generic form."""
     kind = kind_of(node, ctx)
     if not _gate(kind, rule, ("string", "integer", "number", "boolean", "any", "null")):
         return None
-    fold = _folds(ctx)
+    fold = _folds(rule, ctx)
 
     def transform(value: Any) -> Any:
         if isinstance(value, (list, dict)) or (kind.name == "any" and isinstance(value, tuple)):
@@ -330,11 +360,14 @@ def scalar_containers(rule: Rule, node: Schema, ctx: NodeContext) -> Transform |
     return transform
 
 
+@operation("normalise", options=(
+    Option("split_commas", bool, True, "text with commas becomes one item per comma-separated part"),
+))
 def wrap_in_list(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A single value where a list is wanted becomes a list (``"a, b"`` → ``["a", "b"]``)."""
     if kind_of(node, ctx).name != "array":
         return None
-    split = bool(rule.options.get("split_commas", True))
+    split = rule.options["split_commas"]
 
     def transform(value: Any) -> Any:
         if isinstance(value, list):
@@ -348,16 +381,21 @@ def wrap_in_list(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None
     return transform
 
 
+@operation("normalise", consults=_FOLDING, options=(
+    Option("copy", bool, False, "the list is always copied, even when no item changes"),
+    Option("untyped_items", str, "keep", "items of a list with no items schema: kept as they are, or given "
+           "their generic form (canonical, folded when the profile folds case)", choices=("keep", "generic")),
+))
 def array_items(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """Each item of a list is normalised by the item schema."""
     kind = kind_of(node, ctx)
     if kind.name != "array":
         return None
     item_schema = kind.node.items
-    copy = bool(rule.options.get("copy", False))
+    copy = rule.options["copy"]
     sub = ctx.normaliser(item_schema) if item_schema is not None else None
-    if sub is None and rule.options.get("untyped_items") == "generic":
-        fold = _folds(ctx)
+    if sub is None and rule.options["untyped_items"] == "generic":
+        fold = _folds(rule, ctx)
         sub = lambda x: generic(x, fold)  # noqa: E731
     if sub is None:
         return (lambda v: list(v) if isinstance(v, list) else v) if copy else None
@@ -373,11 +411,12 @@ def array_items(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     return transform
 
 
+@operation("normalise", consults=_FOLDING)
 def parse_json_object(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A string holding a JSON object where an object is wanted becomes that object."""
     if kind_of(node, ctx).name != "object":
         return None
-    fold = _folds(ctx)
+    fold = _folds(rule, ctx)
     limit = ctx.limits.max_input_bytes
 
     def transform(value: Any) -> Any:
@@ -394,6 +433,7 @@ def parse_json_object(rule: Rule, node: Schema, ctx: NodeContext) -> Transform |
     return transform
 
 
+@operation("normalise")
 def json_text(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """Text holding a JSON object or array where the schema wants one becomes that value.
 
@@ -439,26 +479,30 @@ def _field_resolver(node: Schema, *, last_wins: bool) -> Callable[[Any], str | N
     return resolve
 
 
+@operation("normalise", consults=_FOLDING, options=(
+    Option("rename", bool, False, "a key written under another naming convention (`termMonths`) is renamed to "
+           "the declared name (`term_months`)"),
+    Option("unknown", str, "keep", "undeclared arguments: kept as they are, or given their generic form",
+           choices=("keep", "generic")),
+    Option("sort_nested", bool, False, "objects below the top level come out key-sorted and canonical"),
+))
 def object_fields(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """Each argument of an object is normalised by its property's schema.
 
-    Options: ``rename`` (a key written ``termMonths`` becomes ``term_months``),
-    ``unknown: generic`` (undeclared arguments take their generic form; default: kept as
-    they are), ``sort_nested`` (objects below the top level come out key-sorted and
-    canonical, as the study compared them).
+    ``sort_nested``: objects below the top level come out as the study compared them.
     """
     kind = kind_of(node, ctx)
     if kind.name != "object":
         return None
     target = kind.node
     subs = {p.name: ctx.normaliser(p.schema) for p in target.properties}
-    rename = bool(rule.options.get("rename"))
-    unknown_generic = rule.options.get("unknown") == "generic"
-    sort_nested = bool(rule.options.get("sort_nested")) and not ctx.root
+    rename = rule.options["rename"]
+    unknown_generic = rule.options["unknown"] == "generic"
+    sort_nested = rule.options["sort_nested"] and not ctx.root
     if not rename and not unknown_generic and not sort_nested and not any(subs.values()):
         return None
     resolve = _field_resolver(target, last_wins=not ctx.root and rename)
-    fold = _folds(ctx)
+    fold = _folds(rule, ctx)
     if not rename and not unknown_generic and not sort_nested:
         return _normalise_fields_in_place(subs, resolve)
 
@@ -517,18 +561,20 @@ def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Calla
     return transform
 
 
+@operation("normalise", consults=_FOLDING, options=(
+    Option("prefer_own_type", bool, False, "a value that already has one of the branches' types is normalised "
+           "by that branch first (`true` for `integer | boolean` stays `true`)"),
+))
 def union_first_fit(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A union's value is normalised by the first branch whose result has that branch's type.
 
-    With ``prefer_own_type``, a value that already has one of the branches' types is
-    normalised by that branch first: ``true`` for ``integer | boolean`` stays ``true``,
-    ``5`` for ``string | integer`` stays ``5``.
+    With ``prefer_own_type``, ``5`` for ``string | integer`` stays ``5``.
     """
     kind = kind_of(node, ctx)
     if kind.name != "union":
         return None
-    fold = _folds(ctx)
-    prefer_own = bool(rule.options.get("prefer_own_type"))
+    fold = _folds(rule, ctx)
+    prefer_own = rule.options["prefer_own_type"]
     branches = []
     for branch in kind.branches:
         sub = ctx.normaliser(branch)
@@ -572,6 +618,7 @@ def union_first_fit(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | N
 
 # --- top level -------------------------------------------------------------------------------
 
+@operation("normalise")
 def canonical_numbers(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """At the top level, every argument value takes its canonical form (``7.0`` → ``7``)."""
     if not ctx.root:
@@ -585,6 +632,7 @@ def canonical_numbers(rule: Rule, node: Schema, ctx: NodeContext) -> Transform |
     return transform
 
 
+@operation("normalise")
 def sort_keys(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """Objects come out with their keys sorted."""
     if kind_of(node, ctx).name != "object":
@@ -598,6 +646,7 @@ def _optional_params(node: Schema) -> list[tuple[str, Schema]]:
     return [(p.name, p.schema) for p in node.properties if p.name not in required or p.schema.declares_null]
 
 
+@operation("normalise")
 def drop_empty_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """An optional argument that is empty (``None``, ``""``, ``[]``, ``{}``) is left out."""
     if not ctx.root:
@@ -618,6 +667,10 @@ def drop_empty_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform
     return transform
 
 
+@operation("normalise", options=(
+    Option("defaults_read_by", str, None, "the normalisation profile that reads each default as its type says "
+           "(default: this profile)"),
+))
 def drop_default_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """An optional argument equal to its declared default is left out.
 
@@ -626,7 +679,7 @@ def drop_default_optional(rule: Rule, node: Schema, ctx: NodeContext) -> Transfo
     """
     if not ctx.root:
         return None
-    reader = rule.options.get("defaults_read_by")
+    reader = rule.options["defaults_read_by"]
     defaults = []
     for name, schema in _optional_params(node):
         if schema.default is ABSENT or schema.default is None:

@@ -1,17 +1,17 @@
-"""The one place where operations are registered: name → function, per phase.
+"""The one place where operations are registered: name → :class:`~.declarations.Operation`, per phase.
 
-Adding a kind of rule means writing one function (in ``validation_ops`` or
-``normalisation_ops``) and adding one line here; a rule file can then name it as ``op``.
+Adding a kind of rule means writing one function under the ``@operation`` decorator (in
+``validation_ops`` or ``normalisation_ops``: its options, message fields and interactions
+declared beside it) and adding one line here; a rule file can then name it as ``op``.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 from . import normalisation_ops as n
 from . import validation_ops as v
+from .declarations import Operation
 
-VALIDATE_OPERATIONS: dict[str, Callable] = {
+VALIDATE_OPERATIONS: dict[str, Operation] = {
     "unknown_tool": v.unknown_tool,
     "boolean_schema": v.boolean_schema,
     "type": v.type_,
@@ -47,7 +47,7 @@ VALIDATE_OPERATIONS: dict[str, Callable] = {
     "ref": v.ref,
 }
 
-NORMALISE_OPERATIONS: dict[str, Callable] = {
+NORMALISE_OPERATIONS: dict[str, Operation] = {
     "integral_float_to_integer": n.integral_float_to_integer,
     "object_fields": n.object_fields,
     "array_items": n.array_items,
@@ -71,13 +71,25 @@ NORMALISE_OPERATIONS: dict[str, Callable] = {
     "drop_default_optional": n.drop_default_optional,
 }
 
+REGISTRY: dict[str, dict[str, Operation]] = {"validate": VALIDATE_OPERATIONS, "normalise": NORMALISE_OPERATIONS}
+
+
+def operation_of(phase: str, op: str) -> Operation | None:
+    """The operation registered as ``op`` for ``phase``, or ``None``.
+
+    >>> operation_of("validate", "properties").subsumes
+    ('additional_properties',)
+    >>> operation_of("normalise", "type") is None
+    True
+    """
+    return REGISTRY.get(phase, {}).get(op)
+
+
 def operation_fields(phase: str, op: str) -> frozenset[str] | None:
-    """The message fields ``op`` provides (``path`` always), or ``None`` if no such operation."""
-    if phase == "validate":
-        operation = VALIDATE_OPERATIONS.get(op)
-        if operation is None:
-            return None
-        return getattr(operation, "message_fields", frozenset()) | {"path"}
-    if phase == "normalise":
-        return frozenset({"path"}) if op in NORMALISE_OPERATIONS else None
-    return None
+    """The message fields ``op`` provides (``path`` always), or ``None`` if no such operation.
+
+    >>> sorted(operation_fields("validate", "minimum"))
+    ['limit', 'path', 'value']
+    """
+    operation = operation_of(phase, op)
+    return None if operation is None else operation.message_fields

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import functools
+import operator
+from typing import Any, Iterable, NamedTuple
 
 import attrs
 
@@ -28,6 +30,29 @@ def format_path(path: tuple[str | int, ...]) -> str:
         else:
             out = f"{out}.{part}" if out else part
     return out
+
+
+def located(path: Any) -> tuple[tuple[str | int, ...], str]:
+    """A linked path (``None`` at the root, ``(parent, key)`` below) as a tuple, and as messages write it.
+
+    What every finding needs, in one pass; a top-level argument (the commonest place for a
+    finding) costs one comparison.
+
+    >>> located(None), located((None, "value")), located((((None, "tags"), 0), "name"))
+    (((), '$'), (('value',), 'value'), (('tags', 0, 'name'), 'tags[0].name'))
+    """
+    if path is None:
+        return (), "$"
+    parent, key = path
+    if parent is None and type(key) is str:
+        return (key,), key
+    parts = [key]
+    while parent is not None:
+        parent, key = parent
+        parts.append(key)
+    parts.reverse()
+    flat = tuple(parts)
+    return flat, format_path(flat)
 
 
 def json_pointer(path: tuple[str | int, ...]) -> str:
@@ -78,6 +103,24 @@ class Finding(NamedTuple):
             out["severity"] = self.severity
             out["policy"] = self.policy.to_dict()
         return out
+
+
+#: A :class:`Finding` from the tuple of all seven of its fields, in order —
+#: ``finding_from_fields((rule, bucket, path, message, source, "error", None))`` — made without
+#: ``Finding(...)``'s argument handling, at half its cost: a check makes one per error.
+finding_from_fields = functools.partial(tuple.__new__, Finding)
+
+
+_RULE_FIELD = operator.itemgetter(0)
+
+
+def rule_ids(findings: Iterable[Finding]) -> list[str]:
+    """The rule id of each finding, in order (read at C speed: a finding's rule is its first field).
+
+    >>> rule_ids([finding_from_fields(("a.rule", "type_errors", (), "$: bad", "x.yaml:1", "error", None))])
+    ['a.rule']
+    """
+    return list(map(_RULE_FIELD, findings))
 
 
 @attrs.frozen

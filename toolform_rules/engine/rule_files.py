@@ -9,16 +9,22 @@ naming the file, the line and the field.
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..convert import structure
 from ..errors import RuleFileError
-from ..yamlsource import Located, LocatedDict, load_yaml_file
 from .operations import operation_fields
-from .rules import Profile, Rule, RuleSet, SourceLocation, resolve_profile, template_fields
+from .option_checks import checked_options, template_problem
+from .rules import Profile, Rule, RuleSet, SourceLocation, resolve_profile
+
+if TYPE_CHECKING:
+    from ..yamlsource import LocatedDict
+
+# The YAML reader and the converter (PyYAML, cattrs) are imported by the functions that read
+# rule files: a process that takes the built-in rules from their cache never loads them.
 
 
 @attrs.frozen
@@ -29,6 +35,8 @@ class _RuleFile:
 
 
 def _located_source(doc: Any, default: SourceLocation) -> SourceLocation:
+    from ..yamlsource import Located
+
     if isinstance(doc, Located):
         return SourceLocation(default.file, doc.line)
     return default
@@ -38,26 +46,15 @@ def _check_template(rule: Rule, allowed: frozenset[str] | None, source: str, lin
     """Refuse a message template that could not be filled, or could reach past its fields."""
     if rule.message is None:
         return
-
-    def fail(message: str) -> RuleFileError:
-        return RuleFileError(message, source=source, line=line, field=f"{rule.id}.message")
-
-    try:
-        fields = template_fields(rule.message)
-    except ValueError as err:
-        raise fail(f"message template is malformed: {err}") from None
-    for name, conversion in fields:
-        if not name.isidentifier():
-            raise fail(f"message field {{{name}}} must be a plain name (no attribute access or indexing)")
-        if conversion not in (None, "r", "s", "a"):
-            raise fail(f"message field {{{name}!{conversion}}} has an unknown conversion; use !r, !s or !a")
-        if allowed is not None and name not in allowed:
-            raise fail(f"message field {{{name}}} is not provided by operation {rule.op!r}; it provides "
-                       + ", ".join(sorted(allowed)))
+    problem = template_problem(rule.message, allowed, f"operation {rule.op!r}")
+    if problem is not None:
+        raise RuleFileError(problem, source=source, line=line, field=f"{rule.id}.message")
 
 
 def _with_source(raw: Any, where: SourceLocation, path: Path, field: str) -> LocatedDict:
     """A copy of the rule or profile mapping ``raw`` with its ``source`` added (positions kept)."""
+    from ..yamlsource import Located, LocatedDict
+
     if not isinstance(raw, dict):
         raise RuleFileError(f"{field} must be a mapping, got {type(raw).__name__} {raw!r}", source=str(path),
                             line=where.line, field=field)
@@ -73,38 +70,86 @@ def _with_source(raw: Any, where: SourceLocation, path: Path, field: str) -> Loc
 
 def _key_line(raw: Any, key: Any, default: int | None) -> int | None:
     """The line ``key`` of the YAML mapping (or index of the list) ``raw`` was written on."""
+    from ..yamlsource import Located
+
     if isinstance(raw, Located) and key in raw.positions:
         return raw.positions[key][0]
     return default
 
 
-def load_rules(directory: str | Path) -> RuleSet:
-    """Load every ``*.yaml`` file in ``directory`` (not below it) into one :class:`RuleSet`.
+def load_rules(*paths: str | Path) -> RuleSet:
+    """The built-in rules and profiles, and those of the user's rule files.
+
+    Each path is a rule file or a folder (its ``*.yaml`` files, not those below it), in the
+    format of ``rules/*.yaml``.  A user profile may ``extends:`` a built-in one (``sdk``,
+    ``study``, ``jsonschema``...) and add or ``replace`` rules; its rules may use any
+    registered operation.  A user's rule id or profile name that is already taken is an
+    error, as is anything malformed: a :class:`RuleFileError` names the file, the line and
+    the field.  Pass the result as ``rules=`` wherever a profile is chosen.
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "team.yaml").write_text('''
+    ... rules:
+    ...   - id: team.short-names
+    ...     op: max_length
+    ...     phase: validate
+    ...     applies_to: [string]
+    ...     bucket: constraint_errors
+    ...     message: "{path}: longer than {limit} characters"
+    ... profiles:
+    ...   - name: team
+    ...     extends: sdk
+    ...     rules: [team.short-names]
+    ... ''')
+    >>> rules = load_rules(folder)
+    >>> [r.id for r in rules.profile_rules("team")][-1], "sdk" in rules.profiles
+    ('team.short-names', True)
+    """
+    return read_rule_files(*paths, base=builtin_rules())
+
+
+def read_rule_files(*paths: str | Path, base: RuleSet | None = None) -> RuleSet:
+    """The rules and profiles of ``paths`` (files, or folders of ``*.yaml``), over those of ``base``.
 
     Raises :class:`RuleFileError` naming file, line and field for anything malformed:
-    unknown keys, unknown operations, unknown buckets, duplicate ids, bad templates,
-    profiles naming rules that do not exist.
+    unknown keys, unknown operations, unknown buckets, duplicate ids (also against
+    ``base``), bad templates, profiles naming rules that do not exist.
     """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise RuleFileError("no such directory of rule files", source=str(directory))
+    from ..convert import structure
+    from ..yamlsource import load_yaml_file
+
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.yaml")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise RuleFileError("no such rule file or folder of rule files", source=str(path))
+    base_rules = base.rules if base is not None else {}
+    base_profiles = base.profiles if base is not None else {}
     rules: dict[str, Rule] = {}
     profiles: dict[str, Profile] = {}
     written: dict[str, tuple[Path, Any]] = {}  # profile name -> (file, its YAML mapping)
-    for path in sorted(directory.glob("*.yaml")):
+    digest = hashlib.sha256(base.key.encode() if base is not None else b"")
+    for path in files:
         doc = load_yaml_file(path)
         if doc is None:
             continue
         if not isinstance(doc, dict):
             raise RuleFileError("a rule file is a mapping with 'rules' and/or 'profiles'", source=str(path), line=1)
         structure(doc, _RuleFile, source=str(path))  # refuses unknown top-level keys
-        shown = f"{directory.name}/{path.name}"  # findings cite rules/<file>:<line>
+        digest.update(f"{path}\0".encode() + path.read_bytes() + b"\0")
+        shown = f"{path.parent.name}/{path.name}"  # findings cite rules/<file>:<line>
         for index, raw in enumerate(doc.get("rules") or ()):
             where = _located_source(raw, SourceLocation(shown, _key_line(doc.get("rules"), index, None)))
             label = raw["id"] if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{index}]"
             rule = structure(_with_source(raw, where, path, label), Rule, source=str(path), field_prefix=label)
-            if rule.id in rules:
-                raise RuleFileError(f"rule id {rule.id!r} is declared twice (first at {rules[rule.id].source})",
+            if rule.id in rules or rule.id in base_rules:
+                first = (rules.get(rule.id) or base_rules[rule.id]).source
+                raise RuleFileError(f"rule id {rule.id!r} is declared twice (first at {first})",
                                     source=str(path), line=where.line, field=f"{rule.id}.id")
             fields = operation_fields(rule.phase, rule.op)
             if fields is None:
@@ -115,6 +160,7 @@ def load_rules(directory: str | Path) -> RuleSet:
                 raise RuleFileError(f"a validation rule needs a bucket and a message; this one has no {lacking}",
                                     source=str(path), line=where.line, field=f"{rule.id}.{lacking}")
             _check_template(rule, fields, str(path), _key_line(raw, "message", where.line))
+            rule = checked_options(rule, raw, str(path))  # options as the operation declares them, defaults filled
             rules[rule.id] = rule
         for index, raw in enumerate(doc.get("profiles") or ()):
             where = _located_source(raw, SourceLocation(shown, _key_line(doc.get("profiles"), index, None)))
@@ -122,16 +168,21 @@ def load_rules(directory: str | Path) -> RuleSet:
                      else f"profiles[{index}]")
             profile = structure(_with_source(raw, where, path, label), Profile, source=str(path),
                                 field_prefix=label)
-            if profile.name in profiles:
-                raise RuleFileError(f"profile {profile.name!r} is declared twice (first at "
-                                    f"{profiles[profile.name].source})", source=str(path),
+            if profile.name in profiles or profile.name in base_profiles:
+                first = (profiles.get(profile.name) or base_profiles[profile.name]).source
+                hint = "; name yours apart and extend it" if profile.name in base_profiles else ""
+                raise RuleFileError(f"profile {profile.name!r} is declared twice (first at {first}){hint}",
+                                    source=str(path),
                                     line=where.line, field=f"{profile.name}.name")
             profiles[profile.name] = profile
             written[profile.name] = (path, raw)
-    ruleset = RuleSet(rules, profiles)
+    ruleset = RuleSet({**base_rules, **rules}, {**base_profiles, **profiles},
+                      key=digest.hexdigest() if base is not None or files else "")
 
     def locate(profile: Profile, key: str, item: str | None) -> tuple[str, int | None]:
         """The file and line of ``key`` (and of ``item`` in its list) in ``profile``'s mapping."""
+        if profile.name not in written:  # a base profile: resolved, and placed, when the base was read
+            return profile.source.file, profile.source.line
         path, raw = written[profile.name]
         line = _key_line(raw, key, profile.source.line)
         value = raw.get(key) if isinstance(raw, dict) else None
@@ -155,5 +206,19 @@ def rules_directory() -> Path:
 
 @functools.cache
 def builtin_rules() -> RuleSet:
-    """The rule set shipped in ``rules/`` (loaded once)."""
-    return load_rules(rules_directory())
+    """The rule set shipped in ``rules/``: read once per process, and across processes from a checked cache.
+
+    Reading and checking the YAML takes most of a new process's first validation, so the
+    result is also kept as JSON, keyed by the sha256 of the rule files, the package version
+    and the code that reads them (:mod:`.rule_cache`: a stale or foreign cache file is never
+    used; ``TOOLFORM_RULES_CACHE=off`` turns the cache off).
+
+    >>> builtin_rules() is builtin_rules(), "sdk" in builtin_rules().profiles
+    (True, True)
+    """
+    from ..version import __version__
+    from .rule_cache import cache_directory, cached_rule_set, source_files
+
+    directory = rules_directory()
+    return cached_rule_set(sorted(directory.glob("*.yaml")), lambda: read_rule_files(directory, base=None),
+                           version=__version__, directory=cache_directory(), code=source_files())

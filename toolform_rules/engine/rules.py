@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ..convert import one_of
+from ..validators import one_of
 from ..errors import RuleFileError, UnknownProfileError
 
 BUCKETS = ("unknown_tool", "missing_required", "unknown_args", "type_errors", "enum_errors", "constraint_errors")
@@ -105,10 +105,15 @@ class Profile:
 
 @attrs.frozen
 class RuleSet:
-    """Every rule and profile declared in a directory of rule files."""
+    """Every rule and profile of the built-in rule files, or of those and a user's.
+
+    ``key``: names the set by what it was read from, a sha256 over the files' paths and
+    bytes (a user's set over the built-in one's key too): compiled programs are cached per key.
+    """
 
     rules: dict[str, Rule]
     profiles: dict[str, Profile]
+    key: str = ""
 
     def profile_rules(self, name: str) -> tuple[Rule, ...]:
         """The rules of profile ``name`` in order, after ``extends`` and ``replace``.

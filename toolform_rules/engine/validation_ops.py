@@ -1,4 +1,4 @@
-"""Validation operations: one plain function per keyword, registered in ``VALIDATE_OPERATIONS``.
+"""Validation operations: one function per keyword, registered in ``VALIDATE_OPERATIONS``.
 
 Each operation is called once per schema node while a tool compiles, as
 ``operation(rule, node, ctx)``, and returns a check ``check(value, path, out) -> failed``
@@ -8,6 +8,11 @@ one small tuple)
 ``ctx.reporter(rule)``, which fills the rule's message template.  Operations differ
 between profiles only through ``rule.options`` (for example the study's case-insensitive
 enums), so the YAML rule files decide behaviour and this module only supplies the verbs.
+
+Each function is declared with :func:`~.declarations.operation`: the options it reads
+(checked, and their defaults filled in, when a rule file is loaded, so a function reads
+``rule.options[name]`` for declared names only), the fields it fills in a message, and
+its interactions with other operations, which the compiler reads.
 
 Checks apply to the values they concern and ignore the rest: ``minimum`` looks at
 numbers only, ``properties`` at objects only; the ``type`` rule, which halts the node
@@ -20,25 +25,36 @@ import operator
 import re
 from typing import Any, Callable, Sized
 
-import regex
 
-from .context import Check, NodeContext, accept
+from .context import Bound, Check, NodeContext, Reporter, TypeGate, accept
+from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
 from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
 from ..schema.names import canonical_name
 from .rules import Rule
 
-Operation = Callable[[Rule, Schema, NodeContext], "Check | None"]
+# --- options several operations read ---------------------------------------------------------
 
-
-def provides(*fields: str) -> Callable[[Operation], Operation]:
-    """Declare the message fields an operation fills (besides ``path``); rule templates may use only these."""
-
-    def mark(operation: Operation) -> Operation:
-        operation.message_fields = frozenset(fields)  # type: ignore[attr-defined]
-        return operation
-
-    return mark
+NULL_MAKES_OPTIONAL = Option(
+    "null_makes_optional", bool, False,
+    "a `null` beside other types (a type list, an enum member, an anyOf branch) makes the parameter "
+    "optional instead of admitting null (the study)")
+NULLABLE_IS_OPTIONAL = Option(
+    "nullable_is_optional", bool, False,
+    "a property that declares `null` beside its type is optional even when listed as required (the study)")
+CANONICAL_NAMES = Option(
+    "canonical_names", bool, False,
+    "an argument is found under any naming convention (`termMonths` is `term_months`)")
+STUDY_EQUALITY = Option(
+    "study_equality", bool, False,
+    "a string matches a member whose text is equal ignoring case (`\"DRAFT\"` is `\"draft\"`, `\"1\"` is 1); "
+    "else JSON equality")
+ECMA_REGEX = Option(
+    "ecma_regex", bool, False,
+    "patterns are read as ECMA-262, as JSON Schema specifies (else as Python's `re` reads them)")
+BOOL_IS_NUMBER = Option(
+    "bool_is_number", bool, False,
+    "a boolean is compared as 0/1 (the study); else a boolean is not a number and is not compared")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -51,11 +67,11 @@ def _study_types(node: Schema, rule: Rule) -> tuple[str, ...]:
     ``enum_implies_type`` an untyped enum takes the type its members share.
     """
     types = node.types
-    if rule.options.get("null_makes_optional") and "null" in types and len(types) > 1:
+    if rule.options["null_makes_optional"] and "null" in types and len(types) > 1:
         types = tuple(t for t in types if t != "null")
-    if not types and rule.options.get("enum_implies_type") and node.enum is not None and node.boolean is None:
+    if not types and rule.options["enum_implies_type"] and node.enum is not None and node.boolean is None:
         types = (shared_type(node.enum),)
-    if not types and rule.options.get("enum_implies_type") and node.const is not None and _has_const(node):
+    if not types and rule.options["enum_implies_type"] and node.const is not None and _has_const(node):
         types = (shared_type((node.const,)),)
     return types
 
@@ -79,26 +95,41 @@ def _type_test(name: str, integral_float_is_integer: bool) -> Callable[[Any], bo
 
 def _nullable(schema: Schema, rule: Rule) -> bool:
     """Whether the rule reads ``schema`` as optional (the study: it declares null beside a type)."""
-    return bool(rule.options.get("nullable_is_optional")) and schema.declares_null
+    return rule.options["nullable_is_optional"] and schema.declares_null
 
 
-@provides("name")
-def unknown_tool(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
-    """The call's name resolves to no tool: reported by the engine before any node is compiled."""
-    return None
+@operation("validate", message_fields=("name",), acts_on="call")
+def unknown_tool(rule: Rule) -> Check:
+    """The call's name resolves to no tool: one finding, at the root, naming it.
+
+    Not compiled per node: the engine calls the check it returns, with the call's name,
+    when no tool answers to that name.
+    """
+    report = Reporter(rule)
+
+    def check(name: Any, path: Any, out: list) -> bool:
+        return report(out, path, name=name)
+
+    return check
 
 
 # --- types -----------------------------------------------------------------------------------
 
-@provides("expected", "got", "value")
-def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+@operation("validate", message_fields=("expected", "got", "value"), options=(
+    NULL_MAKES_OPTIONAL,
+    Option("enum_implies_type", bool, False, "an untyped `enum` or `const` takes the type its members share"),
+    Option("integral_float_is_integer", bool, False, "a float with no fraction (`5.0`) is an integer"),
+    template("union_message", "the message when a value has none of several declared types (default: `message`)",
+             ("expected", "got", "value")),
+))
+def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | TypeGate | None:
     """``type``: the value is of a declared type (``bool`` is never a number)."""
     if node.boolean is not None:
         return None
     types = _study_types(node, rule)
     if not types:
         return None
-    integral = bool(rule.options.get("integral_float_is_integer"))
+    integral = rule.options["integral_float_is_integer"]
     report = ctx.reporter(rule)
     if len(types) == 1:
         (name,) = types
@@ -110,11 +141,10 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
                 return False
             return report(out, path, expected=name, got=type(value).__name__, value=value)
 
-        check_one.passing_types = exact  # type: ignore[attr-defined]
-        return check_one
+        return TypeGate(check_one, exact)  # the compiler tests these types inline
     tests = tuple(_type_test(t, integral) for t in types)
     exact_any = frozenset().union(*(EXACT_TYPES[t] for t in types))
-    union_message = rule.options.get("union_message")
+    union_message = rule.options["union_message"]
     expected = " or ".join(types)
 
     def check_many(value: Any, path: tuple, out: list) -> bool:
@@ -127,7 +157,7 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check_many
 
 
-@provides("value")
+@operation("validate", message_fields=("value",))
 def boolean_schema(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """The schema ``false``: no value is allowed here (``true`` allows every value)."""
     if node.boolean is not False:
@@ -143,7 +173,7 @@ def boolean_schema(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
 # --- enum and const -------------------------------------------------------------------------
 
 def _membership(rule: Rule, members: tuple[Any, ...]) -> Callable[[Any], bool]:
-    if rule.options.get("study_equality"):
+    if rule.options["study_equality"]:
         lowered = frozenset(str(m).lower() for m in members)
 
         def is_member(value: Any) -> bool:
@@ -162,15 +192,18 @@ def _membership(rule: Rule, members: tuple[Any, ...]) -> Callable[[Any], bool]:
     return is_json_member
 
 
-@provides("value", "members")
+@operation("validate", message_fields=("value", "members"), options=(
+    STUDY_EQUALITY, NULL_MAKES_OPTIONAL,
+    Option("empty_accepts_all", bool, False, "an empty `enum` accepts every value (else none)"),
+))
 def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``enum``: the value is one of the members (the study: strings compared case-insensitively)."""
     if node.enum is None:
         return None
     members = node.enum
-    if rule.options.get("null_makes_optional") and "null" not in node.types:
+    if rule.options["null_makes_optional"] and "null" not in node.types:
         members = tuple(m for m in members if m is not None)
-    if not members and rule.options.get("empty_accepts_all"):
+    if not members and rule.options["empty_accepts_all"]:
         return None
     is_member = _membership(rule, members)
     report = ctx.reporter(rule)
@@ -188,7 +221,7 @@ def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-@provides("value", "const", "members")
+@operation("validate", message_fields=("value", "const", "members"), options=(STUDY_EQUALITY,))
 def const(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``const``: the value is exactly this one (the study reads it as a one-member enum)."""
     if not _has_const(node):
@@ -214,12 +247,12 @@ _NUMBERS = (int, float)
 def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
     """An operation comparing numbers with the node's ``attribute`` (``failed(value, limit)``: a C operator)."""
 
-    def operation(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    def function(rule: Rule, node: Schema, ctx: NodeContext) -> Bound | None:
         limit = getattr(node, attribute)
         if limit is None:
             return None
         # the study compares True as 1; JSON Schema does not count booleans as numbers
-        bool_is_number = bool(rule.options.get("bool_is_number"))
+        bool_is_number = rule.options["bool_is_number"]
         report = ctx.reporter(rule)
 
         def check(value: Any, path: Any, out: list) -> bool:
@@ -230,12 +263,11 @@ def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
             return False
 
         # what the compiler needs to fold this bound into the type gate before it (see _chain)
-        check.bound = (failed, limit, report, bool_is_number)  # type: ignore[attr-defined]
-        return check
+        return Bound(check, failed, limit, report, bool_is_number)
 
-    operation.__name__ = attribute
-    operation.__doc__ = f"``{attribute}``: numbers only."
-    return provides("value", "limit")(operation)
+    function.__name__ = attribute
+    function.__doc__ = f"``{attribute}``: numbers only."
+    return operation("validate", message_fields=("value", "limit"), options=(BOOL_IS_NUMBER,))(function)
 
 
 minimum = _bound("minimum", operator.lt)
@@ -248,7 +280,7 @@ multiple_of = _bound("multiple_of", lambda v, lim: v == v and abs(v) != float("i
 # --- sizes -----------------------------------------------------------------------------------
 
 def _size(attribute: str, kinds: tuple[type[Sized], ...], too: Callable[[int, int], bool]) -> Operation:
-    def operation(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    def function(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         limit = getattr(node, attribute)
         if limit is None:
             return None
@@ -261,9 +293,9 @@ def _size(attribute: str, kinds: tuple[type[Sized], ...], too: Callable[[int, in
 
         return check
 
-    operation.__name__ = attribute
-    operation.__doc__ = f"``{attribute}``: counts code points, items or properties."
-    return provides("value", "limit", "size")(operation)
+    function.__name__ = attribute
+    function.__doc__ = f"``{attribute}``: counts code points, items or properties."
+    return operation("validate", message_fields=("value", "limit", "size"))(function)
 
 
 min_length = _size("min_length", (str,), operator.lt)
@@ -277,6 +309,13 @@ max_properties = _size("max_properties", (dict,), operator.gt)
 # --- strings ---------------------------------------------------------------------------------
 
 _ECMA_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_"}
+
+
+def _regex() -> Any:
+    """The ``regex`` engine, imported when the first pattern is compiled (it costs start-up ~11 ms)."""
+    import regex
+
+    return regex
 
 
 def _ecma_to_regex(source: str) -> str:
@@ -338,10 +377,16 @@ def _is_hex(text: str) -> bool:
 
 def _compile_pattern(source: str, rule: Rule) -> Any:
     """``source`` compiled by the ``regex`` engine; read as ECMA-262 when the rule says ``ecma_regex``."""
-    return regex.compile(_ecma_to_regex(source) if rule.options.get("ecma_regex") else source)
+    return _regex().compile(_ecma_to_regex(source) if rule.options["ecma_regex"] else source)
 
 
-@provides("value", "pattern", "timeout", "limit")
+@operation("validate", message_fields=("value", "pattern"), options=(
+    ECMA_REGEX,
+    template("timeout_message", "the message when matching runs out of time (default: `message`)",
+             ("value", "pattern", "timeout")),
+    template("too_long_message", "the message when a string is too long to match (default: `message`)",
+             ("value", "pattern", "timeout", "limit")),
+))
 def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``pattern``: an unanchored search.  A pattern that does not compile is skipped.
 
@@ -355,16 +400,16 @@ def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         return None
     source = node.pattern
     try:
-        if not rule.options.get("ecma_regex"):
+        if not rule.options["ecma_regex"]:
             re.compile(source)  # the study's rule: what Python cannot compile is skipped
         compiled = _compile_pattern(source, rule)
-    except (re.error, regex.error, RecursionError, OverflowError, ValueError):
+    except (re.error, _regex().error, RecursionError, OverflowError, ValueError):
         return None
     report = ctx.reporter(rule)
     timeout = ctx.limits.pattern_timeout
     longest = ctx.limits.max_pattern_subject
-    too_costly = rule.options.get("timeout_message")
-    too_long = rule.options.get("too_long_message")
+    too_costly = rule.options["timeout_message"]
+    too_long = rule.options["too_long_message"]
 
     def check(value: Any, path: tuple, out: list) -> bool:
         if not isinstance(value, str):
@@ -403,27 +448,33 @@ def _resolver(node: Schema, canonical: bool) -> Callable[[Any], str | None]:
     return resolve
 
 
+@operation("validate", subsumes=("additional_properties",), options=(
+    CANONICAL_NAMES,
+    Option("skip_null_optional_at_root", bool, False,
+           "`null` for an optional top-level argument means it was not given (the study)"),
+    NULLABLE_IS_OPTIONAL,
+))
 def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``properties``: each argument's value is checked against its property's schema.
 
-    Options: ``canonical_names`` (``termMonths`` is ``term_months``), and
-    ``skip_null_optional_at_root`` (the study: ``None`` for an optional top-level argument
-    means "not given").
+    It subsumes ``additional_properties``: where that rule would only report the keys
+    this walk cannot resolve, this walk reports them, under that rule (see
+    :func:`_keys_taken_over`).
     """
     if not node.properties:
         return None
-    canonical = bool(rule.options.get("canonical_names"))
+    canonical = rule.options["canonical_names"]
     resolve = _resolver(node, canonical)
-    undeclared_rule = _undeclared_keys_rule(node, ctx)
+    undeclared_rule = _keys_taken_over(node, rule, ctx)
     report_undeclared = ctx.reporter(undeclared_rule) if undeclared_rule is not None else None
-    skip_null = bool(rule.options.get("skip_null_optional_at_root")) and ctx.root
+    skip_null = rule.options["skip_null_optional_at_root"] and ctx.root
     required = frozenset(p.name for p in node.properties
                          if p.name in node.required and not _nullable(p.schema, rule))
     # name -> (check, types it passes at once, whether None means "not given")
     table = {}
     for prop in node.properties:
         sub = ctx.compile(prop.schema)
-        table[prop.name] = (sub, _passing_types(sub), skip_null and prop.name not in required)
+        table[prop.name] = (sub, ctx.passing_types(sub), skip_null and prop.name not in required)
 
     def check(value: Any, path: Any, out: list) -> bool:
         if not isinstance(value, dict):
@@ -448,54 +499,57 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-def _undeclared_keys_rule(node: Schema, ctx: NodeContext) -> Rule | None:
-    """The additionalProperties rule, when all it has to do at ``node`` is report undeclared keys.
+def _keys_taken_over(node: Schema, props_rule: Rule, ctx: NodeContext) -> Rule | None:
+    """The ``additional_properties`` rule whose findings ``props_rule`` makes at ``node``, if any.
 
     ``properties`` and ``additionalProperties`` walk the same keys.  When the second would
     only report each key the first cannot resolve (a closed object, no patternProperties,
     the same name resolution), ``properties`` reports those keys for it, under its rule,
-    in the same walk, and ``additional_properties`` stands down.
+    in the same walk, and ``additional_properties`` stands down.  Which rules these are is
+    the compiler's answer from the declarations (``properties`` subsumes
+    ``additional_properties``); both operations ask this same question, so they agree.
     """
-    extra_rule = ctx.rule_with_op("additional_properties")
-    props_rule = ctx.rule_with_op("properties")
-    if extra_rule is None or props_rule is None or not node.properties or node.pattern_properties:
+    if not node.properties or node.pattern_properties or not ctx.applies(props_rule, node):
         return None
-    if bool(extra_rule.options.get("canonical_names")) != bool(props_rule.options.get("canonical_names")):
-        return None
-    extra = node.additional_properties
-    if extra is None and extra_rule.options.get("closed_when_properties"):
-        extra = False
-    return extra_rule if extra is False else None
+    for extra_rule in ctx.subsumed(props_rule):
+        if extra_rule.options["canonical_names"] != props_rule.options["canonical_names"]:
+            continue
+        extra = node.additional_properties
+        if extra is None and extra_rule.options["closed_when_properties"]:
+            extra = False
+        if extra is False and ctx.applies(extra_rule, node):
+            return extra_rule
+    return None
 
 
-def _passing_types(check: Check) -> frozenset[type]:
-    """The Python types a check accepts outright (a bare type check advertises them)."""
-    return getattr(check, "passing_types", frozenset())
-
-
-@provides("key")
+@operation("validate", message_fields=("key",), options=(
+    CANONICAL_NAMES,
+    Option("closed_when_properties", bool, False,
+           "a tool's arguments, and an object that lists properties, are closed unless "
+           "`additionalProperties` says otherwise (the study)"),
+    ECMA_REGEX,
+))
 def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``additionalProperties``: arguments the object does not declare.
 
     ``false`` reports each undeclared key (``unknown_args``); a schema checks their values.
-    With ``closed_when_properties`` (the study), a tool's arguments, and an object that
-    lists properties, are closed unless ``additionalProperties`` says otherwise.
     """
-    if _undeclared_keys_rule(node, ctx) is rule:
-        return None  # the properties walk reports the undeclared keys (see _undeclared_keys_rule)
+    owner = ctx.subsumer(rule)
+    if owner is not None and _keys_taken_over(node, owner, ctx) is rule:
+        return None  # the properties walk reports the undeclared keys (see _keys_taken_over)
     extra = node.additional_properties
-    if extra is None and rule.options.get("closed_when_properties") and (node.properties or ctx.root):
+    if extra is None and rule.options["closed_when_properties"] and (node.properties or ctx.root):
         extra = False  # the study: a tool's arguments are closed, and so is an object that lists properties
     if extra is None or extra is True:
         return None
-    canonical = bool(rule.options.get("canonical_names"))
+    canonical = rule.options["canonical_names"]
     resolve = _resolver(node, canonical)
     declared = frozenset(p.name for p in node.properties)
     patterns = []
     for source, _ in node.pattern_properties:
         try:
             patterns.append(_compile_pattern(source, rule))
-        except regex.error:
+        except _regex().error:
             continue
     timeout = ctx.limits.pattern_timeout
     report = ctx.reporter(rule)
@@ -527,18 +581,21 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
     return check
 
 
-@provides("name")
+@operation("validate", message_fields=("name",), options=(
+    Option("declared_only", bool, False, "a required name that is not a declared property is ignored (the study)"),
+    NULLABLE_IS_OPTIONAL, CANONICAL_NAMES,
+))
 def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``required``: each required property is present (by its canonical name, in the study)."""
     declared = {p.name: p.schema for p in node.properties}
     names = node.required
-    if rule.options.get("declared_only"):
+    if rule.options["declared_only"]:
         names = tuple(n for n in names if n in declared)
     names = tuple(n for n in names if not (n in declared and _nullable(declared[n], rule)))
     if not names:
         return None
     wanted = frozenset(names)
-    canonical = bool(rule.options.get("canonical_names"))
+    canonical = rule.options["canonical_names"]
     report = ctx.reporter(rule)
 
     def check(value: Any, path: tuple, out: list) -> bool:
@@ -555,7 +612,7 @@ def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-@provides("name", "trigger")
+@operation("validate", message_fields=("name", "trigger"))
 def dependent_required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``dependentRequired``: when a property is present, these others must be too."""
     if not node.dependent_required:
@@ -577,6 +634,7 @@ def dependent_required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
     return check
 
 
+@operation("validate", options=(ECMA_REGEX,))
 def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``patternProperties``: values of keys that match a pattern are checked against its schema."""
     if not node.pattern_properties:
@@ -585,7 +643,7 @@ def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
     for source, schema in node.pattern_properties:
         try:
             compiled.append((_compile_pattern(source, rule), ctx.compile(schema)))
-        except regex.error:
+        except _regex().error:
             continue
     timeout = ctx.limits.pattern_timeout
 
@@ -606,6 +664,7 @@ def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
     return check
 
 
+@operation("validate")
 def property_names(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``propertyNames``: every key, as a string, satisfies the schema."""
     if node.property_names is None:
@@ -626,6 +685,7 @@ def property_names(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
 
 # --- arrays ----------------------------------------------------------------------------------
 
+@operation("validate")
 def prefix_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``prefixItems``: the first items are checked position by position."""
     if not node.prefix_items:
@@ -644,6 +704,7 @@ def prefix_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@operation("validate")
 def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``items``: every item after the ``prefixItems`` is checked against the schema."""
     if node.items is None:
@@ -652,7 +713,7 @@ def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     if sub is accept:
         return None
     start = len(node.prefix_items)
-    passing = _passing_types(sub)
+    passing = ctx.passing_types(sub)
 
     def check(value: Any, path: Any, out: list) -> bool:
         if not isinstance(value, (list, tuple)):
@@ -669,7 +730,7 @@ def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-@provides("first", "second")
+@operation("validate", message_fields=("first", "second"))
 def unique_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``uniqueItems``: no two items are equal (JSON equality)."""
     if not node.unique_items:
@@ -688,7 +749,7 @@ def unique_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-@provides("count", "low", "high")
+@operation("validate", message_fields=("count", "low", "high"))
 def contains(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``contains`` with ``minContains``/``maxContains``: how many items match the schema."""
     if node.contains is None:
@@ -712,12 +773,17 @@ def contains(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
 # --- combinators -----------------------------------------------------------------------------
 
 def _branches(node_branches: tuple[Schema, ...], rule: Rule) -> tuple[Schema, ...]:
-    if rule.options.get("null_makes_optional"):
+    if rule.options["null_makes_optional"]:
         return tuple(b for b in node_branches if b.types != ("null",))
     return node_branches
 
 
-@provides("value", "got")
+@operation("validate", message_fields=("value", "got"), options=(
+    NULL_MAKES_OPTIONAL,
+    Option("single_branch_inline", bool, False,
+           "one (non-null) branch is that branch itself: its own findings, not the union's message"),
+    Option("one_of_as_any_of", bool, False, "`oneOf` is read as `anyOf` (a union)"),
+))
 def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``anyOf`` (and, with ``one_of_as_any_of``, ``oneOf``): at least one branch accepts the value.
 
@@ -725,12 +791,12 @@ def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     no branch accepts the value the branches' own messages are replaced by one.
     """
     branches = node.any_of
-    if not branches and rule.options.get("one_of_as_any_of"):
+    if not branches and rule.options["one_of_as_any_of"]:
         branches = node.one_of
     branches = _branches(branches, rule)
     if not branches:
         return None
-    if len(branches) == 1 and rule.options.get("single_branch_inline"):
+    if len(branches) == 1 and rule.options["single_branch_inline"]:
         return ctx.compile(branches[0])
     subs = tuple(ctx.compile(b) for b in branches)
     report = ctx.reporter(rule)
@@ -744,7 +810,7 @@ def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-@provides("value", "count", "got")
+@operation("validate", message_fields=("value", "count", "got"))
 def one_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``oneOf``: exactly one branch accepts the value."""
     if not node.one_of:
@@ -761,6 +827,7 @@ def one_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@operation("validate")
 def all_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``allOf``: every branch accepts the value; each branch reports its own findings."""
     if not node.all_of:
@@ -779,7 +846,7 @@ def all_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
-@provides("value")
+@operation("validate", message_fields=("value",))
 def not_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``not``: the value must not satisfy the schema."""
     if node.not_ is None:
@@ -795,6 +862,7 @@ def not_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@operation("validate")
 def if_then_else(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``if``/``then``/``else``: the branch the condition picks applies."""
     if node.if_ is None or (node.then_ is None and node.else_ is None):
@@ -810,6 +878,7 @@ def if_then_else(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     return check
 
 
+@operation("validate")
 def ref(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """``$ref``: the value also satisfies the schema the reference points to."""
     if node.ref is None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ..convert import FieldValueError, one_of
+from ..validators import FieldValueError, one_of
 from ..errors import LocatedError
 from ..engine.rules import BUCKETS
 

@@ -21,6 +21,7 @@ from typing import IO, Any, Iterable
 from ..calls import as_call
 from ..schema.names import canonical_name
 from ..engine.report import Finding, ValidationReport
+from ..engine.rules import RuleSet
 from .policy import Policy, mask_path
 
 MASKED = "***"
@@ -144,8 +145,8 @@ class DecisionLog:
     """
 
     def __init__(self, target: str | os.PathLike[str] | IO[str], *, policy: Policy | None = None,
-                 mask: Iterable[str] = (), profile: str = "sdk") -> None:
-        self.policy, self.mask, self.profile = policy, tuple(mask), profile
+                 mask: Iterable[str] = (), profile: str = "sdk", rules: RuleSet | None = None) -> None:
+        self.policy, self.mask, self.profile, self.rules = policy, tuple(mask), profile, rules
         for text in self.mask:
             if mask_path(text) is None:
                 raise ValueError(f"a mask is a path into the arguments, like args.card.number; not {text!r}")
@@ -160,7 +161,7 @@ class DecisionLog:
         from ..engine.verbs import validate_arguments
 
         started = time.perf_counter()
-        report = validate_arguments(call, tools, profile=self.profile, policy=self.policy)
+        report = validate_arguments(call, tools, profile=self.profile, rules=self.rules, policy=self.policy)
         duration = time.perf_counter() - started
         self.write(decision_record(call, report, self.policy, duration=duration, mask=self.mask))
         return report

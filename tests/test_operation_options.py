@@ -1,0 +1,401 @@
+"""Operations declare their options, message fields and interactions; loading and compiling read them.
+
+A rule's ``options:`` are checked against its operation's declaration when its file is
+loaded (unknown, wrong type, missing, bad template: refused with file, line, column and
+field), defaults are filled in, and the interactions between operations (``subsumes``,
+``consults``, type gates and bounds, the unknown-tool rule) are data the compiler reads.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolform_rules import RuleFileError, builtin_rules, sample_tool, sample_toolset, validate_arguments
+from toolform_rules.cli import rules_markdown
+from toolform_rules.engine import operations
+from toolform_rules.engine.compiler import Compiler
+from toolform_rules.engine.context import Bound, NodeContext, TypeGate
+from toolform_rules.engine.declarations import Operation, Option
+from toolform_rules.engine.option_checks import checked_options, template_problem
+from toolform_rules.engine.operations import NORMALISE_OPERATIONS, REGISTRY, VALIDATE_OPERATIONS, operation_of
+from toolform_rules.engine.rule_files import load_rules, rules_directory
+from toolform_rules.engine.rules import Rule
+from toolform_rules.engine.verbs import validation_profiles
+from toolform_rules.errors import UnknownProfileError
+from toolform_rules.limits import DEFAULT_LIMITS
+from toolform_rules.schema.loaders import read_schema
+from toolform_rules.yamlsource import load_yaml_file
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def _load(directory: Path, text: str) -> Path:
+    path = directory / "mine.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def _refused(directory: Path, text: str) -> tuple[RuleFileError, Path]:
+    path = _load(directory, text)
+    with pytest.raises(RuleFileError) as info:
+        load_rules(path)
+    return info.value, path
+
+
+def _place(text: str, needle: str) -> tuple[int, int]:
+    """The 1-based line and column where ``needle`` starts in ``text`` (dedented)."""
+    for number, line in enumerate(textwrap.dedent(text).splitlines(), start=1):
+        if needle in line:
+            return number, line.index(needle) + 1
+    raise AssertionError(f"{needle!r} is not in the text")
+
+
+PATTERN_RULE = """\
+rules:
+  - id: mine.pattern
+    op: pattern
+    phase: validate
+    bucket: constraint_errors
+    message: "{path}: {value!r} does not match {pattern!r}"
+    options:
+"""
+
+# (case, the options written under PATTERN_RULE or a whole file, where the error points, field, message part)
+REFUSED = [
+    ("a misspelled option", PATTERN_RULE + '      timeout_mesage: "{path}: too slow"\n', "timeout_mesage",
+     "mine.pattern.options.timeout_mesage",
+     "unknown option 'timeout_mesage' for operation 'pattern'; did you mean 'timeout_message'?"),
+    ("an option of another operation", PATTERN_RULE + "      canonical_names: true\n", "canonical_names",
+     "mine.pattern.options.canonical_names",
+     "unknown option 'canonical_names' for operation 'pattern', which takes ecma_regex, timeout_message, "
+     "too_long_message"),
+    ("a boolean written as text", PATTERN_RULE + '      ecma_regex: "yes"\n', '"yes"',
+     "mine.pattern.options.ecma_regex",
+     "option 'ecma_regex': expected a boolean (true or false), got a string 'yes'"),
+    ("a template that is a number", PATTERN_RULE + "      timeout_message: 5\n", "5",
+     "mine.pattern.options.timeout_message", "option 'timeout_message': expected a string, got an integer 5"),
+    ("an unknown field in an option's template", PATTERN_RULE + '      timeout_message: "{path}: {valeu}"\n',
+     '"{path}: {valeu}', "mine.pattern.options.timeout_message",
+     "option 'timeout_message': message field {valeu} is not provided by operation 'pattern' for "
+     "timeout_message; did you mean {value}? It provides path, pattern, timeout, value"),
+    ("a field of another template", PATTERN_RULE + '      timeout_message: "{path}: over {limit}"\n', '"{path}: over',
+     "mine.pattern.options.timeout_message", "message field {limit} is not provided by operation 'pattern'"),
+    ("attribute access in an option's template", PATTERN_RULE + "      too_long_message: '{value.__class__}'\n",
+     "'{value", "mine.pattern.options.too_long_message",
+     "message field {value.__class__} must be a plain name (no attribute access or indexing)"),
+    ("a malformed option template", PATTERN_RULE + "      too_long_message: '{path'\n", "'{path",
+     "mine.pattern.options.too_long_message", "message template is malformed"),
+    ("a word outside the choices", "rules:\n  - id: mine.fields\n    op: object_fields\n    phase: normalise\n"
+     "    options: {unknown: generc}\n", "generc", "mine.fields.options.unknown",
+     "option 'unknown' must be one of keep, generic, not 'generc'; did you mean 'generic'?"),
+    ("an item of the wrong type in a list", "rules:\n  - id: mine.words\n    op: boolean_word\n"
+     "    phase: normalise\n    options:\n      \"true\": [sure, 1]\n", "1]", "mine.words.options.true.1",
+     "option 'true': expected a string, got an integer 1"),
+    ("a list where a string is wanted", "rules:\n  - id: mine.words\n    op: boolean_word\n"
+     "    phase: normalise\n    options:\n      \"true\": sure\n", "sure", "mine.words.options.true",
+     "option 'true': expected a list, got a string 'sure'"),
+    ("an option for an operation that takes none", "rules:\n  - id: mine.trim\n    op: trim\n"
+     "    phase: normalise\n    options: {strip: true}\n", "strip", "mine.trim.options.strip",
+     "unknown option 'strip' for operation 'trim', which takes no options"),
+]
+
+
+@pytest.mark.parametrize("case, text, at, field, fragment", REFUSED, ids=[c[0] for c in REFUSED])
+def test_a_bad_option_is_refused_with_file_line_column_and_field(tmp_path, case, text, at, field, fragment):
+    err, path = _refused(tmp_path, text)
+    assert err.source == str(path)
+    assert (err.line, err.column) == _place(text, at)
+    assert err.field == field
+    assert fragment in err.message
+    assert str(err).startswith(f"{path}:{err.line}:{err.column}, field {field!r}: ")
+
+
+def _with_required_option(monkeypatch) -> None:
+    """Register, for one test, a normalisation operation with a required option."""
+    def needs_mode(rule, node, ctx):
+        """A test operation."""
+        return None
+
+    declared = Operation(needs_mode, "normalise", options=(
+        Option("mode", str, None, "how to go about it", required=True, choices=("fast", "slow")),))
+    monkeypatch.setitem(NORMALISE_OPERATIONS, "needs_mode", declared)
+
+
+@pytest.mark.parametrize("options, at", [("", "- id: mine.needy"), ("    options: {}\n", "options:")])
+def test_a_missing_required_option_is_refused(tmp_path, monkeypatch, options, at):
+    _with_required_option(monkeypatch)
+    text = "rules:\n  - id: mine.needy\n    op: needs_mode\n    phase: normalise\n" + options
+    err, path = _refused(tmp_path, text)
+    assert (err.source, err.field) == (str(path), "mine.needy.options.mode")
+    line, column = _place(text, at)
+    assert err.line == line and err.column in (column, column + 2)  # the rule's mapping starts after "- "
+    assert err.message == "operation 'needs_mode' needs option 'mode' (how to go about it)"
+    _load(tmp_path, text.replace("options: {}", "options: {mode: fast}") if options else
+          text + "    options: {mode: slow}\n")
+    assert load_rules(tmp_path / "mine.yaml").rules["mine.needy"].options == {"mode": "slow" if not options
+                                                                              else "fast"}
+
+
+def test_the_first_unknown_option_written_is_the_one_named(tmp_path):
+    text = PATTERN_RULE + "      zeta: 1\n      ecma_regex: true\n      alpha: 2\n"
+    err, _ = _refused(tmp_path, text)
+    assert err.field == "mine.pattern.options.zeta" and err.line == _place(text, "zeta")[0]
+
+
+def test_good_options_load_with_the_defaults_filled_in(tmp_path):
+    path = _load(tmp_path, PATTERN_RULE + '      timeout_message: "{path}: {pattern} took over {timeout} s"\n')
+    rule = load_rules(path).rules["mine.pattern"]
+    assert rule.options == {"timeout_message": "{path}: {pattern} took over {timeout} s", "ecma_regex": False,
+                            "too_long_message": None}
+
+
+# --- the declarations cover the rule files, and the documentation covers the declarations ----------
+
+
+def test_every_option_a_builtin_rule_file_uses_is_declared():
+    used = 0
+    for path in sorted(rules_directory().glob("*.yaml")):
+        for raw in (load_yaml_file(path) or {}).get("rules") or ():
+            operation = operation_of(raw["phase"], raw["op"])
+            assert operation is not None, (path.name, raw["id"])
+            for name in raw.get("options") or {}:
+                used += 1
+                assert operation.option(name) is not None, f"{path.name}: {raw['id']} uses undeclared {name!r}"
+    assert used >= 29  # the option keys the built-in rules set
+
+
+def test_every_loaded_rule_holds_exactly_its_operations_declared_options():
+    for rule in builtin_rules().rules.values():
+        operation = operation_of(rule.phase, rule.op)
+        assert set(rule.options) == {option.name for option in operation.options}, rule.id
+
+
+def test_every_declared_option_of_every_operation_is_documented():
+    reference = rules_markdown()
+    section = reference[reference.index("## Operations"):]
+    for phase, registered in REGISTRY.items():
+        for name, operation in registered.items():
+            assert f"#### `{name}`\n" in section
+            entry = section[section.index(f"#### `{name}`\n"):]
+            entry = entry[:entry.find("\n#### ", 1) if "\n#### " in entry[1:] else len(entry)]
+            assert operation.doc, name
+            for option in operation.options:
+                assert option.doc and (option.doc[0].islower() or option.doc[0] == "`"), (name, option.name)
+                assert f"| `{option.name}` | " in entry, (name, option.name)
+            if phase == "validate":
+                assert "message fields: " + ", ".join(f"`{{{f}}}`" for f in sorted(operation.message_fields)) \
+                    in entry
+
+
+def test_the_declarations_are_coherent():
+    names = set(VALIDATE_OPERATIONS) | set(NORMALISE_OPERATIONS)
+    assert not set(VALIDATE_OPERATIONS) & set(NORMALISE_OPERATIONS)
+    for phase, registered in REGISTRY.items():
+        for name, operation in registered.items():
+            assert isinstance(operation, Operation) and operation.phase == phase, name
+            assert "path" in operation.message_fields
+            assert set(operation.subsumes) <= set(registered) and set(operation.consults) <= names, name
+            assert len({o.name for o in operation.options}) == len(operation.options), name
+            for option in operation.options:
+                if option.required or option.default is None:
+                    continue
+                if option.type is bool:
+                    assert type(option.default) is bool
+                elif option.type is str:
+                    assert isinstance(option.default, str)
+                else:
+                    assert isinstance(option.default, tuple) and all(isinstance(w, str) for w in option.default)
+                assert not option.choices or option.default in option.choices
+
+
+# --- property: checking is total over the declarations ------------------------------------------------
+
+_OPERATIONS = sorted((phase, name) for phase, registered in REGISTRY.items() for name in registered)
+
+
+def _value_for(option: Option) -> st.SearchStrategy:
+    if option.choices:
+        return st.sampled_from(option.choices)
+    if option.template_fields is not None:
+        return st.lists(st.sampled_from(sorted(option.template_fields)), max_size=3).map(
+            lambda fields: " ".join(f"{{{f}}}" for f in fields))
+    if option.type is bool:
+        return st.booleans()
+    if option.type is str:
+        return st.text(max_size=5)
+    return st.lists(st.text(max_size=5), max_size=3)
+
+
+@st.composite
+def _rules_with_options(draw):
+    phase, name = draw(st.sampled_from(_OPERATIONS))
+    operation = REGISTRY[phase][name]
+    chosen = draw(st.lists(st.sampled_from(operation.options), unique=True)) if operation.options else []
+    options = {option.name: draw(_value_for(option)) for option in chosen}
+    return Rule(id="p.rule", op=name, phase=phase, options=options), operation
+
+
+@settings(max_examples=150, deadline=None)
+@given(_rules_with_options(), st.text(min_size=1, max_size=12))
+def test_checking_fills_every_declared_option_keeps_what_is_written_and_refuses_any_other(drawn, stranger):
+    rule, operation = drawn
+    checked = checked_options(rule, {}, "p.yaml")
+    assert set(checked.options) == {option.name for option in operation.options}
+    for name, value in rule.options.items():
+        assert checked.options[name] == (tuple(value) if isinstance(value, list) else value)
+    assert checked_options(checked, {}, "p.yaml") == checked  # a checked rule checks the same
+    if operation.option(stranger) is None:
+        with pytest.raises(RuleFileError) as info:
+            checked_options(attrs.evolve(rule, options={**rule.options, stranger: True}), {}, "p.yaml")
+        assert info.value.field == f"p.rule.options.{stranger}" and info.value.source == "p.yaml"
+
+
+def test_template_problem_agrees_with_the_message_checks():
+    assert template_problem("{path}: {value!r:>{width}}", frozenset({"path", "value"}), "x") == (
+        "message field {width} is not provided by x; it provides path, value")
+    assert template_problem("{path}: {value!x}", None, "x").endswith("has an unknown conversion; use !r, !s or !a")
+    assert template_problem("{path}", frozenset({"path"}), "x") is None
+
+
+# --- interactions: declared data the compiler reads ----------------------------------------------------
+
+
+def _compiler(profile: str, schema=None) -> tuple[Compiler, object]:
+    if schema is None:
+        tool = sample_tool()
+        root = tool.parameters
+    else:
+        root, _, _ = read_schema(schema)
+        tool = None
+    return Compiler(builtin_rules().profile_rules(profile), tool, DEFAULT_LIMITS), root
+
+
+def test_subsumption_comes_from_the_operations_declaration(monkeypatch):
+    rules = builtin_rules().rules
+    compiler, root = _compiler("study")
+    assert compiler.subsumed == {"study.properties": (rules["study.unknown-args"],)}
+    assert compiler.subsumer == {"study.unknown-args": rules["study.properties"]}
+    extra_rule = rules["study.unknown-args"]
+    extra = VALIDATE_OPERATIONS["additional_properties"].function
+    assert extra(extra_rule, root, NodeContext(compiler, True)) is None  # properties reports for it
+    undeclared = attrs.evolve(VALIDATE_OPERATIONS["properties"], subsumes=())
+    monkeypatch.setitem(VALIDATE_OPERATIONS, "properties", undeclared)
+    compiler, root = _compiler("study")
+    assert compiler.subsumed == {} and compiler.subsumer == {}
+    assert extra(extra_rule, root, NodeContext(compiler, True)) is not None  # so it does its own work
+
+
+CALLS = [
+    {"counterparty": "Acme", "value": 1, "term_months": 2, "colour": "red", "size": 3},
+    {"Counterparty": "Acme", "value": -1, "termMonths": 2, "contract_details": {"status": "x", "extra": 1}},
+    {"counterparty": 5, "value": True, "term_months": 2.0, "contract_details": []},
+]
+
+
+@pytest.mark.parametrize("profile", ["study", "sdk", "jsonschema"])
+def test_subsumption_is_a_shortcut_the_findings_do_not_show(monkeypatch, profile):
+    def reports():
+        tool = sample_tool()  # a fresh tool: its programs are compiled anew
+        return [validate_arguments({"name": tool.name, "arguments": a}, tool, profile=profile).findings
+                for a in CALLS]
+
+    declared = reports()
+    monkeypatch.setitem(VALIDATE_OPERATIONS, "properties",
+                        attrs.evolve(VALIDATE_OPERATIONS["properties"], subsumes=()))
+    assert reports() == declared
+
+
+def test_a_normaliser_asks_only_the_questions_it_declares(monkeypatch):
+    assert _compiler("normalized")[0].consulted["normalise.fields"] == {"casefold": True}
+    assert _compiler("coerce")[0].consulted["normalise.fields"] == {"casefold": False}
+    compiler, root = _compiler("normalized")
+    assert compiler.normaliser_of(root, root=True) is not None
+    monkeypatch.setitem(NORMALISE_OPERATIONS, "object_fields",
+                        attrs.evolve(NORMALISE_OPERATIONS["object_fields"], consults=()))
+    compiler, root = _compiler("normalized")
+    assert "normalise.fields" not in compiler.consulted
+    with pytest.raises(LookupError, match="asks whether the profile runs 'casefold', which it does not declare"):
+        compiler.normaliser_of(root, root=True)
+
+
+def test_type_gates_and_bounds_are_returned_as_records_not_attributes():
+    compiler, root = _compiler("study", {"type": "integer", "minimum": 1, "maximum": 9})
+    rules = {r.op: r for r, _ in compiler.validate_rules}
+    ctx = NodeContext(compiler, True)
+    gate = VALIDATE_OPERATIONS["type"].function(rules["type"], root, ctx)
+    low = VALIDATE_OPERATIONS["minimum"].function(rules["minimum"], root, ctx)
+    assert type(gate) is TypeGate and int in gate.passing_types and bool not in gate.passing_types
+    assert type(low) is Bound and low.limit == 1 and low.bool_is_number is True
+    check = compiler.compile_node(root, root=True)
+    assert not hasattr(check, "passing_types") and not hasattr(check, "bound")
+    out: list = []
+    assert check(0, None, out) and [f.message for f in out] == ["$: 0 < minimum 1"]
+    assert not check(5, None, []) and check(True, None, [])  # the study compares True as 1
+    tool_compiler, tool_root = _compiler("study")
+    counterparty = next(p.schema for p in tool_root.properties if p.name == "counterparty")
+    assert tool_compiler.passing_types(tool_compiler.compile_node(counterparty)) == frozenset({str})
+
+
+# --- the unknown-tool rule -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["study", "sdk", "jsonschema"])
+def test_the_unknown_tool_finding_is_made_by_its_rule_through_the_registry(monkeypatch, profile):
+    (finding,) = validate_arguments({"name": "no_such_tool", "arguments": {}}, sample_toolset(),
+                                    profile=profile).findings
+    rule = builtin_rules().rules[finding.rule]
+    assert rule.op == "unknown_tool" and finding.bucket == "unknown_tool" and finding.path == ()
+    assert finding.message == "unknown tool 'no_such_tool'"
+    assert finding.source == str(rule.source) and finding.source.startswith("rules/")
+    line = int(finding.source.rsplit(":", 1)[1])
+    path = rules_directory() / finding.source.split("/", 1)[1].rsplit(":", 1)[0]
+    assert path.read_text(encoding="utf-8").splitlines()[line - 1].strip() == f"- id: {rule.id}"
+    seen = []
+    declared = VALIDATE_OPERATIONS["unknown_tool"]
+
+    def spy(rule):
+        seen.append(rule.id)
+        return declared.function(rule)
+
+    monkeypatch.setitem(VALIDATE_OPERATIONS, "unknown_tool", attrs.evolve(declared, function=spy))
+    validate_arguments({"name": "no_such_tool", "arguments": {}}, sample_toolset(), profile=profile)
+    assert seen == [rule.id]
+
+
+def test_a_user_unknown_tool_rule_gives_its_own_message_and_source(tmp_path):
+    path = _load(tmp_path, """\
+        rules:
+          - id: mine.unknown-tool
+            op: unknown_tool
+            phase: validate
+            bucket: unknown_tool
+            message: "{path}: no tool is called {name!r}"
+          - id: mine.type
+            op: type
+            phase: validate
+            bucket: type_errors
+            message: "{path}: expected {expected}"
+        profiles:
+          - name: mine
+            extends: sdk
+            replace: {study.unknown-tool: mine.unknown-tool}
+          - name: bare
+            rules: [mine.type, study.properties]
+        """)
+    rules = load_rules(path)
+    (finding,) = validate_arguments({"name": "nope", "arguments": {}}, sample_toolset(), profile="mine",
+                                    rules=rules).findings
+    assert (finding.rule, finding.message, finding.source) == (
+        "mine.unknown-tool", "$: no tool is called 'nope'", f"{tmp_path.name}/mine.yaml:2")
+    # a validation profile is one with validation rules; without an unknown-tool rule it says so
+    assert "bare" in validation_profiles(rules) and "normalized" not in validation_profiles(rules)
+    assert validate_arguments({"name": "legal_draft_v3", "arguments": {"counterparty": 1}}, sample_toolset(),
+                              profile="bare", rules=rules).type_errors == ["counterparty: expected string"]
+    with pytest.raises(UnknownProfileError, match="has no rule for a call that names no tool"):
+        validate_arguments({"name": "nope", "arguments": {}}, sample_toolset(), profile="bare", rules=rules)

@@ -1,0 +1,127 @@
+"""What an operation declares beside its function: its options, its message fields, its interactions.
+
+Every operation in :mod:`.validation_ops` and :mod:`.normalisation_ops` is written as a
+function under the :func:`operation` decorator, which makes it an :class:`Operation`
+record: the function, the phase it runs in, the options a rule may give it (each an
+:class:`Option`: name, type, default, whether required, one line of doc), the fields its
+findings fill in a message template, and how it interacts with other operations of the
+same profile (``subsumes``, ``consults``).  Loading a rule file checks every rule's
+options against these declarations (:mod:`.option_checks`); the compiler reads the
+interactions from them; ``docs/rules.md`` lists them.  Nothing here imports the registry.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+from ..validators import one_of
+
+#: What an operation's function acts on: a schema node while a tool compiles (most), or a
+#: call whose name resolves to no tool (``unknown_tool``).
+TARGETS = ("node", "call")
+
+#: The types an option may have, and how the rule reference names them.
+_TYPE_NAMES: dict[Any, str] = {bool: "boolean", str: "string", tuple[str, ...]: "list of strings"}
+
+
+@attrs.frozen
+class Option:
+    """One option a rule may give its operation (``options: {name: value}`` in a rule file).
+
+    ``type`` is ``bool``, ``str`` or ``tuple[str, ...]`` (a YAML list of strings);
+    ``choices`` limits a string to those words; ``template_fields``, when set, makes the
+    string a message template that may use those fields (and ``path``), checked like a
+    rule's ``message``.  ``default`` is what the operation reads when the rule does not
+    give the option (``None``: "not given", e.g. a template that falls back on ``message``).
+
+    >>> Option("split_commas", bool, True, "split text on commas").kind
+    'boolean'
+    >>> Option("unknown", str, "keep", "what to do", choices=("keep", "generic")).kind
+    'one of keep, generic'
+    """
+
+    name: str
+    type: Any = attrs.field(validator=attrs.validators.in_(tuple(_TYPE_NAMES)))
+    default: Any
+    doc: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    template_fields: frozenset[str] | None = None
+
+    @property
+    def kind(self) -> str:
+        """The option's type in the words of the rule reference."""
+        if self.template_fields is not None:
+            return "message template"
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        return _TYPE_NAMES[self.type]
+
+
+def template(name: str, doc: str, fields: tuple[str, ...]) -> Option:
+    """An option holding a message template that may use ``fields`` (and ``path``); ``None``: not given.
+
+    >>> sorted(template("timeout_message", "when a match times out", ("value",)).template_fields)
+    ['path', 'value']
+    """
+    return Option(name, str, None, doc, template_fields=frozenset(fields) | {"path"})
+
+
+@attrs.frozen
+class Operation:
+    """A registered operation: its function and everything it declares about itself.
+
+    ``function``: for a ``node`` operation ``function(rule, node, ctx)``, called once per
+    schema node while a tool compiles, returns a check (validation) or a transform
+    (normalisation), or ``None`` when the node gives it nothing to do; for a ``call``
+    operation ``function(rule)`` returns the check of a call whose name resolves to no
+    tool, called with that name.
+    ``message_fields``: the fields its findings fill in the rule's ``message`` (``path`` always).
+    ``subsumes``: operations whose work this one may take over at a node, in the same walk
+    (``properties`` reports the undeclared keys ``additional_properties`` would); the
+    compiler tells each side who the other is (:meth:`NodeContext.subsumed`).
+    ``consults``: operations this one asks whether the profile also runs
+    (:meth:`NodeContext.profile_runs`); it may ask about no other.
+    """
+
+    function: Callable[..., Any]
+    phase: str = attrs.field(validator=one_of(("normalise", "validate")))
+    options: tuple[Option, ...] = ()
+    message_fields: frozenset[str] = frozenset({"path"})
+    subsumes: tuple[str, ...] = ()
+    consults: tuple[str, ...] = ()
+    acts_on: str = attrs.field(default="node", validator=one_of(TARGETS))
+
+    @property
+    def doc(self) -> str:
+        """The first paragraph of the function's docstring, on one line."""
+        text = (self.function.__doc__ or "").strip().split("\n\n")[0]
+        return " ".join(text.split())
+
+    def option(self, name: str) -> Option | None:
+        """The declared option ``name``, or ``None``."""
+        for option in self.options:
+            if option.name == name:
+                return option
+        return None
+
+
+def operation(phase: str, *, options: tuple[Option, ...] = (), message_fields: tuple[str, ...] = (),
+              subsumes: tuple[str, ...] = (), consults: tuple[str, ...] = (),
+              acts_on: str = "node") -> Callable[[Callable[..., Any]], Operation]:
+    """Declare the function below as an operation of ``phase``, with what it reads and provides.
+
+    >>> @operation("normalise", options=(Option("copy", bool, False, "always return a new list"),))
+    ... def items(rule, node, ctx):
+    ...     '''Each item is normalised.'''
+    >>> items.phase, [o.name for o in items.options], sorted(items.message_fields), items.doc
+    ('normalise', ['copy'], ['path'], 'Each item is normalised.')
+    """
+
+    def declare(function: Callable[..., Any]) -> Operation:
+        return Operation(function, phase, tuple(options), frozenset(message_fields) | {"path"},
+                         tuple(subsumes), tuple(consults), acts_on)
+
+    return declare
