@@ -222,15 +222,18 @@ def nasty_cases(malformed: Iterable[str] = ()) -> list[Any]:
 
 
 def assert_fast_path_agrees(fast_read: Callable[[str], Any], grammar_read: Callable[[str], Any], segment: str, *,
-                            must_read: bool = False) -> tuple[Any, Any]:
+                            reads: bool | None = None) -> tuple[Any, Any]:
     """Where the fast reader reads ``segment``, the grammar reads it identically (the same tokens,
-    types and order); ``must_read``: the fast reader may not decline (a rendered, well-formed call).
+    types and order); ``reads``: whether the fast reader must read it (``True``: a rendered,
+    well-formed call) or must decline it (``False``); ``None``: either.
     Returns both readings: ``None`` for the fast reader's decline and for where the grammar stops."""
     fast = fast_read(segment)
     try:
         slow = grammar_read(segment)
     except GrammarFailure:
         slow = None
-    assert fast is not None or not must_read, ("the fast reader declined a well-formed call", segment, slow)
+    assert reads is None or (fast is not None) == reads, (
+        "the fast reader declined a well-formed call" if reads else "the fast reader read what it should decline",
+        segment, fast, slow)
     assert fast is None or identical(fast, slow), (segment, fast, slow)
     return fast, slow

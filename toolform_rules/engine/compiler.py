@@ -94,7 +94,7 @@ class Compiler:
         ctx = NodeContext(self, root)
         checks: list[tuple[Check | TypeGate | Bound, bool, bool]] = []
         for rule, operation in self.validate_rules:
-            if rule.applies_to and schema.types and not set(schema.types) & set(rule.applies_to):
+            if not self.applies(rule, schema):
                 continue
             made = operation(rule, schema, ctx)
             if made is None:

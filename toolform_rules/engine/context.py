@@ -22,7 +22,7 @@ from .rules import Rule
 if TYPE_CHECKING:
     from .compiler import Compiler
 
-#: A linked path: ``None`` at the root, ``(parent, key)`` below (see :func:`flatten`).
+#: A linked path: ``None`` at the root, ``(parent, key)`` below (see :func:`.report.located`).
 Path = Any
 #: A compiled check: records findings for ``value`` at ``path`` into ``out``; True when it failed.
 #: ``path`` is linked, ``None`` at the root and ``(parent, key)`` below: cheap to extend.
@@ -85,16 +85,6 @@ class Reporter:
         message = (template or self.template).format_map(fields)
         out.append(finding_from_fields((self.rule_id, self.bucket, flat, message, self.source, "error", None)))
         return True
-
-
-def flatten(path: Path) -> tuple:
-    """A linked path ``(((None, "a"), 0), "b")`` as the tuple ``("a", 0, "b")``."""
-    parts = []
-    while path is not None:
-        path, key = path
-        parts.append(key)
-    parts.reverse()
-    return tuple(parts)
 
 
 @attrs.define

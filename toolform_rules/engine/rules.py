@@ -124,6 +124,15 @@ class RuleSet:
         """
         return resolve_profile(self, name)
 
+    def validates(self, name: str) -> bool:
+        """Whether profile ``name`` gives a verdict (it has validation rules); else it only normalises.
+
+        >>> from toolform_rules import builtin_rules
+        >>> builtin_rules().validates("sdk"), builtin_rules().validates("normalized")
+        (True, False)
+        """
+        return any(rule.phase == "validate" for rule in self.profile_rules(name))
+
     def profile_names(self) -> list[str]:
         """The declared profile names."""
         return list(self.profiles)

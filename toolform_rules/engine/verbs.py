@@ -41,7 +41,7 @@ def _profile(profile: str, rules: RuleSet | None = None) -> tuple[Rule, ...]:
 
 def _validation_profile(profile: str, rules: RuleSet | None = None) -> None:
     """Refuse a profile that cannot give a verdict (a normalisation profile has no validation rules)."""
-    if not any(rule.phase == "validate" for rule in _profile(profile, rules)):
+    if not _ruleset(rules).validates(profile):
         raise UnknownProfileError(
             f"profile {profile!r} only normalises; validate with a validation profile "
             f"({', '.join(validation_profiles(rules))})")
@@ -54,15 +54,14 @@ def validation_profiles(rules: RuleSet | None = None) -> list[str]:
     (True, False)
     """
     ruleset = _ruleset(rules)
-    return [name for name in ruleset.profile_names()
-            if any(rule.phase == "validate" for rule in ruleset.profile_rules(name))]
+    return [name for name in ruleset.profile_names() if ruleset.validates(name)]
 
 
 def normalisation_profiles(rules: RuleSet | None = None) -> list[str]:
     """What ``normalize_call`` takes as ``strictness``: ``normalized``, ``strict``, and a user's
     profiles (in ``rules``) that have no validation rule."""
-    own = [] if rules is None else [name for name in rules.profile_names() if name not in builtin_rules().profiles
-                                    and not any(rule.phase == "validate" for rule in rules.profile_rules(name))]
+    own = [] if rules is None else [name for name in rules.profile_names()
+                                    if name not in builtin_rules().profiles and not rules.validates(name)]
     return [*NORMALISATION_PROFILES, *own]
 
 
