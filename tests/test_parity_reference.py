@@ -152,3 +152,17 @@ def test_arguments_that_are_not_an_object_read_like_the_reference(arguments_as_g
     call = {"name": "legal_draft_v3", "arguments": arguments_as_given}
     assert validate_arguments(call, sample_toolset()).to_dict() == \
         ref_validate_arguments(call, ref_sample_toolset()).to_dict()
+
+
+@pytest.mark.parametrize("declared, required", [
+    (["a", "b", "c"], ["c", "b"]),
+    (["z", "m", "a"], ["a", "z", "m"]),
+    (["location", "amenities", "proximity"], ["location", "proximity", "amenities"]),  # BFCL, found by hypothesis
+])
+def test_missing_required_are_listed_in_property_order_as_the_reference_does(declared, required):
+    doc = {"name": "t", "parameters": {"type": "object", "properties": {p: {"type": "string"} for p in declared},
+                                       "required": required}}
+    call = {"name": "t", "arguments": {}}
+    ours = validate_arguments(call, load_tools([doc])).missing_required
+    assert ours == ref_validate_arguments(call, ref_load_tools([doc])).to_dict()["missing_required"]
+    assert ours == [p for p in declared if p in required]

@@ -7,31 +7,35 @@ builds an LALR parser for it once (``%import`` of the shared pieces resolves ins
 expected there.  Protocol modules and the policy expression reader receive trees and transform them
 with their own ``Transformer``; nothing past them sees Lark.
 
-Lark itself is imported when first needed — a parser built, or one of the names it
-lends (``Token``, ``Transformer``, ``Tree``, ``v_args``) asked for — so a process that
-only validates calls never loads it.
+Lark itself is imported when first needed — a parser built, a tree transformed, or one
+of the names it lends (``Token``, ``Tree``, ``v_args``) asked for — so a process that only
+validates calls, or reads a reply that is strict JSON, never loads it.  :class:`Transformer`
+is this module's own base class: a protocol defines (and instantiates) its grammar's
+transformer at import without Lark; Lark's ``Transformer`` is mixed in at the first
+``transform``.
 """
 
 from __future__ import annotations
 
 import functools
+import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import ToolformRulesError
 
 if TYPE_CHECKING:
-    from lark import Lark, Token, Transformer, Tree, v_args
+    from lark import Lark, Token, Tree, v_args
 
 #: The names this module lends from Lark, imported on first use (PEP 562).
-_FROM_LARK = frozenset({"Token", "Transformer", "Tree", "v_args"})
+_FROM_LARK = frozenset({"Token", "Tree", "v_args"})
 
 __all__ = ["GrammarFailure", "Token", "Transformer", "Tree", "grammars_directory", "load_parser", "parse", "transform",
            "v_args"]
 
 
 def __getattr__(name: str) -> Any:
-    """``Token``, ``Transformer``, ``Tree`` and ``v_args``: Lark's, imported when first asked for."""
+    """``Token``, ``Tree`` and ``v_args``: Lark's, imported when first asked for."""
     if name not in _FROM_LARK:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import lark
@@ -39,6 +43,38 @@ def __getattr__(name: str) -> Any:
     value = getattr(lark, name)
     globals()[name] = value
     return value
+
+
+class Transformer:
+    """Base class of a grammar's transformer: a tree → Python values, bottom-up, in Lark's way.
+
+    A subclass names its methods after the grammar's rules (called with the transformed
+    children) and terminals (called with the token), as for ``lark.Transformer``, whose
+    ``transform`` (and ``__default__``, ``__default_token__``, ``v_args``) it gets.  Defining
+    the subclass, or making an instance, imports nothing: Lark's ``Transformer`` is mixed in
+    when the instance first transforms a tree (the tree came from :func:`parse`, so Lark is
+    loaded by then) — the instance's class becomes a subclass of the same name that adds
+    ``lark.Transformer`` after it, made once per class.
+    """
+
+    def transform(self, tree: Tree) -> Any:
+        """``tree`` transformed by this object's methods (``lark.Transformer.transform``)."""
+        from lark import Transformer as LarkTransformer
+
+        if not isinstance(self, LarkTransformer):
+            self.__class__ = _with_lark(cast(type, self.__class__))
+        return LarkTransformer.transform(cast("LarkTransformer[Any, Any]", self), tree)
+
+
+@functools.cache
+def _with_lark(cls: type) -> type:
+    """``cls`` with ``lark.Transformer`` mixed in after it (same name, module and documentation)."""
+    from lark import Transformer as LarkTransformer
+
+    def body(namespace: dict[str, Any]) -> None:
+        namespace.update(__module__=cls.__module__, __qualname__=cls.__qualname__, __doc__=cls.__doc__)
+
+    return types.new_class(cls.__name__, (cls, LarkTransformer), exec_body=body)
 
 
 def grammars_directory() -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 NoneType = type(None)
@@ -73,6 +72,8 @@ def is_multiple_of(value: int | float, divisor: int | float) -> bool:
     """
     if isinstance(value, int) and isinstance(divisor, int):
         return value % divisor == 0
+    from fractions import Fraction  # (here: a float multipleOf is rare, and fractions costs ~2 ms to import)
+
     try:
         quotient = Fraction(repr(value)) / Fraction(repr(divisor))
     except (ValueError, OverflowError, ZeroDivisionError):

@@ -5,23 +5,59 @@ for a check (the rule's registered operation returns one, or ``None`` when the n
 gives it nothing to do).  A node's checks are chained into one closure; an object's
 ``properties`` operation compiles its children the same way.  No source is generated
 and nothing is evaluated: a program is plain Python closures, cached on the tool per
-profile and limits.
+profile and limits.  A node's closures depend only on what the node asks and on the
+profile, so nodes that ask the same share them, across tools (:class:`SharedNodes`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 import attrs
 
-from ..schema.ir import Schema, Tool
+from ..schema.ir import Schema, Tool, content_key
 from ..limits import Limits
-from .context import Bound, Check, NodeContext, Path, Transform, TypeGate, accept
+from .context import Bound, Check, NodeContext, Path, Reporter, Transform, TypeGate, accept, make_reporter
 from .report import Finding, ValidationReport, VALID, rule_ids
 from .rules import Rule, RuleSet
 
 NESTING_LIMIT = Finding("engine.nesting-limit", "constraint_errors", (),
                         "$: the arguments are nested too deeply to check", "toolform_rules/engine/compiler.py")
+
+
+class SharedNodes:
+    """What every tool compiled under one profile of one rule set, with one set of limits, shares.
+
+    Two nodes that ask the same of a value (equal :func:`.content_key`: the same keywords,
+    whatever their annotations or place) get one compiled check and one normaliser, in one
+    tool or across tools: ten thousand tools built from a few kinds of parameter hold those
+    few once.  A node with a ``$ref`` below it is compiled per tool (its meaning depends on
+    the tool's definitions).  Checks and normalisers are held weakly, so an entry lives as
+    long as some program uses it; the reporters (one per rule) live with the rule set.
+    """
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.checks: weakref.WeakValueDictionary[tuple, Check] = weakref.WeakValueDictionary()
+        self.normalisers: weakref.WeakValueDictionary[tuple, Transform] = weakref.WeakValueDictionary()
+        self.passing: weakref.WeakKeyDictionary[Check, frozenset[type]] = weakref.WeakKeyDictionary()
+        self.reporters: dict[int, tuple[Rule, Reporter]] = {}  # id(rule) -> it (kept, so the id stays its), its reporter
+        order = {r.id: r.order for r in rules}
+        self.rule_order = order  # how a program orders findings: the same for every tool of the profile
+        self.late_rules = frozenset(k for k, v in order.items() if v)
+        self.positional_rules = frozenset(r.id for r in rules if r.listed == "in argument order")
+
+    @staticmethod
+    def of(rules: tuple[Rule, ...], ruleset: RuleSet | None, limits: Limits) -> "SharedNodes":
+        """The shared nodes of ``rules`` (a profile of ``ruleset``, ``None``: the built-in rules) under ``limits``."""
+        from .rule_files import builtin_rules
+
+        owner = ruleset if ruleset is not None else builtin_rules()
+        key = (tuple(r.id for r in rules), limits)
+        shared = owner.compiled.get(key)
+        if shared is None:
+            shared = owner.compiled[key] = SharedNodes(rules)
+        return shared
 
 
 class Compiler:
@@ -52,9 +88,12 @@ class Compiler:
                     self.subsumer.setdefault(other.id, rule)
             if operation.consults:
                 self.consulted[rule.id] = {op: op in ops_run for op in operation.consults}
-        self._passing: dict[int, tuple[Check, frozenset[type]]] = {}  # id(type gate's check) -> (it, its types)
-        self._checks: dict[int, Check] = {}
-        self._normalisers: dict[int, Transform | None] = {}
+        self.shared = SharedNodes.of(rules, ruleset, limits)
+        # this tool's nodes by id; a node being compiled is _COMPILING until done (a $ref cycle meets it)
+        self._checks: dict[int, Any] = {}
+        self._normalisers: dict[int, Any] = {}
+        self._cells: dict[tuple[int, int], list] = {}  # (cache, node) -> the cell of a node a $ref cycle reached
+        self._content: dict[int, Any] = {}  # content_key memo
         self._keep: list[Schema] = []  # ids in the caches stay valid while their nodes live
         self._others: dict[str, Compiler] = {}
 
@@ -71,27 +110,58 @@ class Compiler:
 
     def passing_types(self, check: Check) -> frozenset[type]:
         """The types ``check`` accepts outright, when it is a type gate's check (else none)."""
-        entry = self._passing.get(id(check))
-        return entry[1] if entry is not None else frozenset()
+        return self.shared.passing.get(check, _NO_TYPES)
+
+    def reporter(self, rule: Rule) -> Reporter:
+        """The reporter of ``rule``, made once for this compiler."""
+        reporters = self.shared.reporters
+        entry = reporters.get(id(rule))
+        if entry is None:
+            entry = reporters[id(rule)] = (rule, make_reporter(rule))
+        return entry[1]
 
     @staticmethod
     def applies(rule: Rule, schema: Schema) -> bool:
         """Whether ``rule`` runs at ``schema``: it names no kinds, the node declares no type, or they meet."""
         return not (rule.applies_to and schema.types and not set(schema.types) & set(rule.applies_to))
 
-    def compile_node(self, schema: Schema, *, root: bool = False) -> Check:
+    def done(self) -> None:
+        """The tool is compiled: forget the content keys (a node compiled later computes its own again)."""
+        self._content.clear()
+
+    def _late(self, cells_key: tuple[int, int]) -> Any:
+        """A stand-in for a node still being compiled (a ``$ref`` cycle reached it): calls it once made."""
+        cell = self._cells.setdefault(cells_key, [])
+        return lambda *args: cell[0](*args)
+
+    def _compiled(self, schema: Schema, root: bool, local: dict[int, Any],
+                  shared: weakref.WeakValueDictionary[tuple, Any], build: Callable[[NodeContext], Any]) -> Any:
+        """What ``build`` makes of ``schema``: made once per tool (``local``), shared by content (``shared``)."""
         key = id(schema)
-        cached = self._checks.get(key)
-        if cached is not None:
-            return cached
-        cell: list[Check] = []
-
-        def late(value: Any, path: Path, out: list) -> bool:  # a recursive $ref reaches itself
-            return cell[0](value, path, out)
-
-        self._checks[key] = late
+        if key in local:
+            found = local[key]
+            return self._late((id(local), key)) if found is _COMPILING else found
         self._keep.append(schema)
-        ctx = NodeContext(self, root)
+        content = content_key(schema, self._content)
+        shared_key = None if content is None else (content, root)
+        found = shared.get(shared_key) if shared_key is not None else None
+        if found is not None:
+            local[key] = found
+            return found
+        local[key] = _COMPILING
+        made = local[key] = build(NodeContext(self, root))
+        cell = self._cells.pop((id(local), key), None)
+        if cell is not None:
+            cell.append(made if made is not None else _unchanged)
+        if shared_key is not None and made is not None:
+            shared[shared_key] = made
+        return made
+
+    def compile_node(self, schema: Schema, *, root: bool = False) -> Check:
+        """The check of ``schema``: the profile's checks at this node, chained (made once, shared by content)."""
+        return self._compiled(schema, root, self._checks, self.shared.checks, lambda ctx: self._chain_at(schema, ctx))
+
+    def _chain_at(self, schema: Schema, ctx: NodeContext) -> Check:
         checks: list[tuple[Check | TypeGate | Bound, bool, bool]] = []
         for rule, operation in self.validate_rules:
             if not self.applies(rule, schema):
@@ -100,31 +170,25 @@ class Compiler:
             if made is None:
                 continue
             if type(made) is TypeGate:  # a parent may skip calling it for these types (ctx.passing_types)
-                self._passing[id(made.check)] = (made.check, made.passing_types)
+                self.shared.passing[made.check] = made.passing_types
             checks.append((made, rule.halts, rule.unconditional))
-        node = _chain(checks)
-        cell.append(node)
-        self._checks[key] = node
-        return node
+        return _chain(checks)
 
     def normaliser_of(self, schema: Schema, *, root: bool = False) -> Transform | None:
-        key = id(schema)
-        if key in self._normalisers:
-            return self._normalisers[key]
-        cell: list[Transform | None] = []
+        """The normaliser of ``schema`` (``None``: it changes nothing), made once, shared by content."""
+        return self._compiled(schema, root, self._normalisers, self.shared.normalisers,
+                              lambda ctx: _pipe([t for t in (op(rule, schema, ctx) for rule, op in self.normalise_rules)
+                                                 if t is not None]))
 
-        def late(value: Any) -> Any:
-            transform = cell[0]
-            return value if transform is None else transform(value)
 
-        self._normalisers[key] = late
-        self._keep.append(schema)
-        ctx = NodeContext(self, root)
-        steps = [t for t in (op(rule, schema, ctx) for rule, op in self.normalise_rules) if t is not None]
-        transform = _pipe(steps)
-        cell.append(transform)
-        self._normalisers[key] = transform
-        return transform
+_NO_TYPES: frozenset[type] = frozenset()
+
+#: marks a node whose compilation is under way (see Compiler._late)
+_COMPILING = object()
+
+
+def _unchanged(value: Any) -> Any:
+    return value
 
 
 def _check_of(made: Check | TypeGate | Bound) -> Check:
@@ -358,8 +422,7 @@ def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits, ruleset: R
     compiler = Compiler(rules, tool, limits, ruleset)
     check = compiler.compile_node(tool.parameters, root=True)
     normalise = compiler.normaliser_of(tool.parameters, root=True) if compiler.normalise_rules else None
-    late = {r.id: r.order for r in rules}
-    positional = frozenset(r.id for r in rules if r.listed == "in argument order")
+    compiler.done()
+    shared = compiler.shared
     on_failure = bool(compiler.normalise_rules) and all(r.repairs_only_rejected for r, _ in compiler.normalise_rules)
-    return Program(tool, normalise, check, frozenset(k for k, v in late.items() if v), late, positional,
-                   on_failure)
+    return Program(tool, normalise, check, shared.late_rules, shared.rule_order, shared.positional_rules, on_failure)

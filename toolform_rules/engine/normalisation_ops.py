@@ -532,30 +532,25 @@ def _normalise_fields_in_place(subs: dict[str, Transform | None], resolve: Calla
         if type(value) is not dict:
             return value
         out = None
-        if value.keys() <= declared:  # every key spelled as declared: visit only what may change
-            for name, step in active_items:
-                if name in value:
-                    item = value[name]
-                    new = step(item)
+        for name, step in active_items:  # the keys spelled as declared: visit only what may change
+            if name in value:
+                item = value[name]
+                new = step(item)
+                if new is not item:
+                    if out is None:
+                        out = dict(value)
+                    out[name] = new
+        if not value.keys() <= declared:  # some key spelled otherwise: by the declared name it resolves to
+            for key in value.keys() - declared:
+                declared_name = resolve(key)
+                sub = active.get(declared_name) if declared_name is not None else None
+                if sub is not None:
+                    item = value[key]
+                    new = sub(item)
                     if new is not item:
                         if out is None:
                             out = dict(value)
-                        out[name] = new
-            return value if out is None else out
-        for key, item in value.items():
-            sub = active.get(key)
-            if sub is None:
-                if key in declared:
-                    continue
-                declared_name = resolve(key)
-                sub = active.get(declared_name) if declared_name is not None else None
-                if sub is None:
-                    continue
-            new = sub(item)
-            if new is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = new
+                        out[key] = new
         return value if out is None else out
 
     return transform

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Iterable, NamedTuple
+import string
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import attrs
 
@@ -53,6 +54,42 @@ def located(path: Any) -> tuple[tuple[str | int, ...], str]:
     parts.reverse()
     flat = tuple(parts)
     return flat, format_path(flat)
+
+
+def message_formatter(template: str) -> Callable[[Mapping[str, Any]], str]:
+    """``template.format_map`` as a function made once: what fills a rule's message on every finding.
+
+    A template whose fields are plain names with no format spec (every built-in one) is
+    turned into a ``%``-format and an item getter, read at C speed, three times faster than
+    ``str.format_map`` (which parses the template on every call); ``{x}`` is ``%s``, i.e.
+    ``str(x)``, which is ``format(x, "")`` for every value a JSON call can hold.  Any other
+    template is filled by ``format_map`` itself.
+
+    >>> fill = message_formatter("{path}: {value} < minimum {limit} (100%, {{x}}, {value!r})")
+    >>> fill({"path": "n", "value": -5, "limit": 0})
+    'n: -5 < minimum 0 (100%, {x}, -5)'
+    >>> message_formatter("{value:>4}")({"value": 7})
+    '   7'
+    """
+    parts: list[str] = []
+    names: list[str] = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        parts.append(literal.replace("%", "%%"))
+        if name is None:
+            continue
+        if spec or conversion not in (None, "s", "r", "a") or not name.isidentifier():
+            return template.format_map
+        parts.append("%" + (conversion or "s"))
+        names.append(name)
+    percent = "".join(parts)
+    if not names:
+        text = percent % ()
+        return lambda fields: text
+    if len(names) == 1:
+        one = operator.itemgetter(names[0])
+        return lambda fields: percent % (one(fields),)
+    several = operator.itemgetter(*names)
+    return lambda fields: percent % several(fields)
 
 
 def json_pointer(path: tuple[str | int, ...]) -> str:

@@ -114,6 +114,8 @@ class RuleSet:
     rules: dict[str, Rule]
     profiles: dict[str, Profile]
     key: str = ""
+    # what the compiler shares between the tools compiled under each profile (compiler.SharedNodes)
+    compiled: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     def profile_rules(self, name: str) -> tuple[Rule, ...]:
         """The rules of profile ``name`` in order, after ``extends`` and ``replace``.

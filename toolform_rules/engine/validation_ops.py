@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable, Sized
 
 
-from .context import Bound, Check, NodeContext, Reporter, TypeGate, accept
+from .context import Bound, Check, NodeContext, TypeGate, accept, make_reporter
 from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
 from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
@@ -105,7 +105,7 @@ def unknown_tool(rule: Rule) -> Check:
     Not compiled per node: the engine calls the check it returns, with the call's name,
     when no tool answers to that name.
     """
-    report = Reporter(rule)
+    report = make_reporter(rule)
 
     def check(name: Any, path: Any, out: list) -> bool:
         return report(out, path, name=name)
@@ -583,6 +583,8 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
 
 @operation("validate", message_fields=("name",), options=(
     Option("declared_only", bool, False, "a required name that is not a declared property is ignored (the study)"),
+    Option("in_property_order", bool, False, "missing names are listed in the order the properties are declared, "
+           "then any undeclared ones in the order of `required` (the study), rather than in the order of `required`"),
     NULLABLE_IS_OPTIONAL, CANONICAL_NAMES,
 ))
 def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
@@ -591,6 +593,9 @@ def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     names = node.required
     if rule.options["declared_only"]:
         names = tuple(n for n in names if n in declared)
+    if rule.options["in_property_order"]:
+        wanted_names = set(names)
+        names = (*(n for n in declared if n in wanted_names), *(n for n in names if n not in declared))
     names = tuple(n for n in names if not (n in declared and _nullable(declared[n], rule)))
     if not names:
         return None

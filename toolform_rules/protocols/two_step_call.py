@@ -26,7 +26,8 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import GrammarFailure, Token
+from .. import grammar
+from ..grammar import GrammarFailure
 from .json_family import (Reading, Values, fast_json, guarded, read_grammar, read_json, report_failure,
                           value_spans)
 from .values import strip_code_fence
@@ -45,10 +46,10 @@ class TwoStepValues(Values):
         return items[0], items[1] if len(items) > 1 else {}
 
     def name(self, items: list) -> str:
-        return str(next(item for item in items if isinstance(item, Token) and item.type == "NAME"))
+        return str(next(item for item in items if isinstance(item, grammar.Token) and item.type == "NAME"))
 
     def arguments(self, items: list) -> Any:
-        return next(item for item in items if not isinstance(item, Token))
+        return next(item for item in items if not isinstance(item, grammar.Token))
 
     def candidate(self, items: list) -> Any:
         return items[0]

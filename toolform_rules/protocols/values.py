@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from ..grammar import GrammarFailure, Token, Transformer, parse
+from ..grammar import GrammarFailure, Transformer, parse
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'",
             "0": "\0"}
@@ -184,4 +184,4 @@ def strip_code_fence(text: str) -> tuple[str, bool]:
     return stripped, False
 
 
-__all__ = ["JsonValues", "Token", "balanced_spans", "loads_lenient", "number", "strip_code_fence", "unquote"]
+__all__ = ["JsonValues", "balanced_spans", "loads_lenient", "number", "strip_code_fence", "unquote"]

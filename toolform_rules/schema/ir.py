@@ -9,6 +9,8 @@ table.  The interpreter compiles rules against this IR and never sees source JSO
 
 from __future__ import annotations
 
+import hashlib
+import operator
 from typing import Any, Iterator, Mapping
 
 import attrs
@@ -145,6 +147,65 @@ class Schema:
         yield from self.all_of
 
 
+#: What a schema node says only to a reader: two nodes differing only here check alike.
+ANNOTATIONS = frozenset({"pointer", "description", "title"})
+
+
+def content_key(node: Schema, memo: dict[int, Any] | None = None) -> bytes | None:
+    """What ``node`` asks of a value, as a digest: equal digests, equal checks.
+
+    A sha256 over the keywords the node sets (annotations, :data:`ANNOTATIONS`, left out)
+    with each value's type and spelling (``5`` and ``5.0``, ``0.0`` and ``-0.0`` differ: a
+    message shows them) and, for a node below, its own digest: 32 bytes whatever the size
+    of the schema.  ``None`` when the node or one below it has a ``$ref``: what it means
+    depends on the definitions of its tool.  ``memo`` (by ``id``) spares a subtree met again.
+
+    >>> a = Schema(types=("integer",), minimum=1, pointer="#/properties/a", description="a count")
+    >>> content_key(a) == content_key(Schema(types=("integer",), minimum=1, pointer="#/properties/b"))
+    True
+    >>> content_key(a) == content_key(Schema(types=("integer",), minimum=1.0))
+    False
+    >>> content_key(Schema(items=Schema(ref="#/$defs/x"))) is None
+    True
+    """
+    memo = {} if memo is None else memo
+    found = memo.get(id(node), False)
+    if found is not False:
+        return found
+    key = None
+    if node.ref is None:
+        values = list(_content_of(node))
+        try:
+            for index in _SCHEMA_INDEXES:
+                if values[index]:  # (a node below is its digest)
+                    values[index] = _frozen(values[index], memo)
+            # a JSON value's repr tells its type: 1, 1.0, True, '1'
+            key = hashlib.sha256(repr(values).encode()).digest()
+        except _HasRef:
+            pass
+    memo[id(node)] = key
+    return key
+
+
+class _HasRef(Exception):
+    """A node below has a ``$ref``."""
+
+
+def _frozen(value: Any, memo: dict[int, Any]) -> Any:
+    """A keyword's value that holds nodes, with each node replaced by its digest."""
+    kind = type(value)
+    if kind is Schema:
+        key = content_key(value, memo)
+        if key is None:
+            raise _HasRef
+        return key
+    if kind is Property:
+        return value.name, _frozen(value.schema, memo)
+    if kind is tuple:
+        return tuple(_frozen(item, memo) for item in value)
+    return value  # a name, a bool (additionalProperties: false)
+
+
 @attrs.frozen
 class Tool:
     """A tool: its name, description and argument schema, plus the ``$ref`` targets.
@@ -173,3 +234,12 @@ class Tool:
     def resolve(self, ref: str) -> Schema:
         """The schema a ``$ref`` of this tool points to."""
         return self.definitions[ref]
+
+
+_CONTENT_NAMES = tuple(f.name for f in attrs.fields(Schema) if f.name not in ANNOTATIONS)
+_content_of = operator.attrgetter(*_CONTENT_NAMES)
+#: the keywords whose values hold nodes (a node, a tuple of them, properties, (pattern, node) pairs)
+_SCHEMA_FIELDS = frozenset({"properties", "additional_properties", "pattern_properties", "property_names", "items",
+                            "prefix_items", "contains", "any_of", "one_of", "all_of", "not_", "if_", "then_",
+                            "else_"})
+_SCHEMA_INDEXES = tuple(i for i, name in enumerate(_CONTENT_NAMES) if name in _SCHEMA_FIELDS)  # every keyword of a node at once, read at C speed
