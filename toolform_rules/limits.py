@@ -30,6 +30,10 @@ class Limits:
     max_pattern_subject: int = 1_000_000
     #: how many compiled schemas ``validate_instance`` keeps (least recently used go first)
     max_cached_schemas: int = 512
+    #: how much of a reply (its first characters) the other protocols read to name the syntax it
+    #: was written in (``matched_syntax``), when the asked protocol finds no call and no lenient
+    #: fallback was asked for: a bounded probe, so a long reply with no call costs one parse
+    syntax_probe_chars: int = 16_384
 
 
 DEFAULT_LIMITS = Limits()

@@ -83,7 +83,9 @@ class ParsedReply:
     ``calls``: accepted calls; ``rejected``: calls refused (an unknown tool, or a repair
     the grading rule refuses); ``hallucinated``: tool names that resolve to no tool;
     ``parsed_strict``: the asked protocol found the calls itself; ``matched_syntax``: the
-    protocol whose syntax they were read with; ``format_compliant``: no other protocol's
+    protocol whose syntax they were read with (when the asked one found none: the first
+    other protocol that finds calls in the reply — without ``lenient_fallback``, in its first
+    ``Limits.syntax_probe_chars`` characters); ``format_compliant``: no other protocol's
     syntax was needed; ``note``: what went wrong and where.
     """
 
@@ -209,10 +211,21 @@ def _extract(protocol: Protocol, text: str, tools: Toolset) -> Extraction:
         return Extraction((), (f"{protocol.info.id} failed on this reply ({type(err).__name__})",), False)
 
 
+def lenient_order() -> list[str]:
+    """Every registered protocol, in the order the lenient fallback tries them: :data:`LENIENT_ORDER`'s
+    ranking, then any protocol it does not rank (in registry order), so none is ever skipped.
+
+    >>> sorted(lenient_order()) == sorted(protocol_ids())
+    True
+    """
+    registered = protocol_ids()
+    return [*(p for p in LENIENT_ORDER if p in registered), *(p for p in registered if p not in LENIENT_ORDER)]
+
+
 def _lenient(text: str, tools: Toolset, asked: str) -> tuple[str, Extraction] | None:
-    registered = set(protocol_ids())
-    for protocol_id in LENIENT_ORDER:
-        if protocol_id == asked or protocol_id not in registered:
+    """The first other protocol (most distinctive syntax first) that finds calls in ``text``."""
+    for protocol_id in lenient_order():
+        if protocol_id == asked:
             continue
         try:
             protocol = get_protocol(protocol_id)
@@ -271,7 +284,10 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
     matched = protocol_id if extraction.calls else ""
     lenient_calls = False
     if not extraction.calls:
-        found = _lenient(text, toolset, protocol_id)
+        # which syntax the reply was written in: the whole reply when its calls are wanted, else a
+        # bounded probe of its start (the name of the syntax, at a cost that does not grow with the reply)
+        probed = text if lenient_fallback else text[:limits.syntax_probe_chars]
+        found = _lenient(probed, toolset, protocol_id)
         if found is not None:
             matched = found[0]
             if lenient_fallback:

@@ -46,6 +46,14 @@ _QUOTED_SPAN = re.compile(r'"(?:[^"]|"")*"')
 _REST = re.compile(r"[^,\n]*")
 _START = re.compile(r"[ \t]*[A-Za-z_][\w.\-]*[ \t]*(?P<comma>,)?")
 _NEEDS_QUOTES = re.compile(r'[,"\r\n]|^[ \t{\[]|[ \t]$')
+#: prose after the last value of a row, on its line: the value, one space, a sentence (``601 Done.``)
+_TRAILING_PROSE = re.compile(r"(?P<value>\S+) +(?P<prose>[A-Za-z][^\n]{0,200})")
+#: a scalar literal as the text-values typing reads it, for the types that cannot hold a space
+_SCALAR_LITERAL = {
+    "integer": re.compile(r"[-+]?\d{1,400}(?:\.0+)?"),
+    "number": re.compile(r"[-+]?(?:\d{1,400}(?:\.\d{0,400})?|\.\d{1,400})(?:[eE][-+]?\d{1,4})?"),
+    "boolean": re.compile(r"(?i:true|false|yes|no)"),
+}
 
 #: a row as read: the tool name and one field per position (None for an empty field)
 Row = tuple[str, list["str | None"]]
@@ -131,9 +139,15 @@ def build_call(name: str, fields: list[str | None], tools: Toolset | None) -> Re
             notes.append(f"{name}: without the tool's schema the {len(fields)} values cannot be named; they are "
                          "kept in order under _raw")
         return name, arguments, notes, True
+    last = max((i for i, f in enumerate(fields) if f is not None), default=-1)
     for position, value in enumerate(fields):
         if position < len(names):
             if value is not None:
+                if position == last:
+                    value, prose = _without_trailing_prose(value, tool.parameters.property(names[position]))
+                    if prose:
+                        notes.append(f"{name}: {names[position]}: the text after the value ({prose!r}) is prose, "
+                                     "not part of it")
                 arguments[names[position]] = value
         elif value is not None:
             arguments.setdefault("_raw", []).append(value)
@@ -141,6 +155,30 @@ def build_call(name: str, fields: list[str | None], tools: Toolset | None) -> Re
         notes.append(f"{name}: {len(fields)} values for {len(names)} parameters; the extra values are kept under "
                      "_raw")
     return name, arguments, notes, True
+
+
+def _without_trailing_prose(value: str, schema: Any) -> tuple[str, str]:
+    """A row's last value and the prose a model wrote after it on the same line (``601 Done.``).
+
+    Only where the schema's type ends the value: an integer, number or boolean cannot hold a
+    space, so ``601 Done.`` is ``601`` followed by prose.  A string may hold anything, so it is
+    kept whole.
+
+    >>> from toolform_rules import Schema
+    >>> _without_trailing_prose("601 Done.", Schema(types=("integer",)))
+    ('601', 'Done.')
+    >>> _without_trailing_prose("Acme Done.", Schema(types=("string",)))
+    ('Acme Done.', '')
+    """
+    if schema is None or not schema.types or "string" in schema.types:
+        return value, ""
+    found = _TRAILING_PROSE.fullmatch(value)
+    if found is None:
+        return value, ""
+    literal = found.group("value")
+    if any(t in _SCALAR_LITERAL and _SCALAR_LITERAL[t].fullmatch(literal) for t in schema.types):
+        return literal, found.group("prose")
+    return value, ""
 
 
 def _extent(text: str, start: int, end: int) -> int:
@@ -192,7 +230,10 @@ class CsvCall(Protocol):
             if m is None:
                 return False
             if m.group("comma"):
-                return True
+                # "Sure, here is the call." is prose: a name no tool answers to, then a space after
+                # its comma (a row is written without one); a row of an unknown tool still reads
+                return not (head[m.end():m.end() + 1] == " " and resolve_tool(head[:m.end() - 1].strip(), tools)
+                            is None and tools is not None)
             return m.end() == len(head) and resolve_tool(head.strip(), tools) is not None
 
         def read_one(segment: str) -> Read:
