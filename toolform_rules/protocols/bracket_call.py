@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (PythonFamily, PythonValues, call_names, guarded, list_candidates, python_call_text)
+from .code_family import (Budget, PythonFamily, PythonValues, call_names, guarded, list_candidates, python_call_text)
 
 
 class BracketValues(PythonValues):
@@ -36,14 +36,14 @@ class BracketCall(PythonFamily):
     transformer = BracketValues
 
     @guarded
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
         notes: list[str] = []
-        lists, _spans, failed = list_candidates(self, text, notes)
+        lists, _spans, failed = list_candidates(self, text, notes, budget)
         found = [c for group in lists for c in group]
         if lists:
             compliant = not failed and not any(c.bare for c in found)
             return Extraction(tuple(self.finish(found, tools, notes)), tuple(notes), compliant and bool(found))
-        found = self.prose_calls(text, tools, notes)
+        found = self.prose_calls(text, tools, notes, budget)
         if found:
             notes.append("the calls are not in square brackets")
         return Extraction(tuple(self.finish(found, tools, notes)), tuple(notes), False)

@@ -22,11 +22,13 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import GrammarFailure
-from .json_family import (_MISSING, Reading, Values, call_json, calls_in, fast_json, find_outside, guarded,
-                          lenient_json, read_candidates, read_grammar, report_failure)
+from .json_family import (_MISSING, GrammarBudget, Reading, Values, bracket_depth, call_json, calls_in, find_outside,
+                          guarded, read_candidates, read_grammar, report_failure, scan_values)
+from .values import json_value
 
 GRAMMAR = "code_block_json"
 FENCE = re.compile("```")
@@ -50,12 +52,13 @@ class CodeBlockValues(Values):
 _TRANSFORMER = CodeBlockValues()
 
 
-def read_body(text: str) -> list:
-    """The values a fence's body holds: one value through the fast paths, else the grammar's ``body``."""
-    value = _read_fast(text)
+def read_body(text: str, budget: GrammarBudget | None = None, *, fast: bool = True) -> list:
+    """The values a fence's body holds: one value through the fast paths, else the grammar's ``body``
+    (``fast=False``: the fast paths declined it already)."""
+    value = _read_fast(text) if fast else _MISSING
     if value is not _MISSING:
         return [value]
-    return read_grammar(GRAMMAR, text, _TRANSFORMER, "body")
+    return read_grammar(GRAMMAR, text, _TRANSFORMER, "body", budget=budget)
 
 
 def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
@@ -64,11 +67,13 @@ def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
             for value in values for call in calls_in(value)[0]]
 
 
-def fences(text: str) -> list[tuple[int, int, int, int, str, Any]]:
+def fences(text: str, declined: set[tuple[int, int]] | None = None) -> list[tuple[int, int, int, int, str, Any]]:
     """Each fenced block: (fence start, body start, body end, block end, info string, value).
 
-    ``value`` is the body's JSON value when a fast path already read it (``_MISSING`` if not).
-    A block that never closes runs to the end (its body end and block end are ``len(text)``).
+    ``value`` is the body's JSON value when a fast path already read it (``_MISSING`` if not);
+    ``declined`` (when given) gets the (body start, body end) of each body the fast paths read in
+    vain, so that they do not read it again.  A block that never closes runs to the end (its
+    body end and block end are ``len(text)``).
 
     >>> [block[:5] for block in fences('x ```json\\n{"a": "```"}\\n``` y')]
     [(2, 9, 23, 26, 'json')]
@@ -85,8 +90,10 @@ def fences(text: str) -> list[tuple[int, int, int, int, str, Any]]:
         body = start + 3 + len(info)
         close = text.find("```", body)
         value: Any = _MISSING
+        tried = (-1, -1)
         if close >= 0:
             value = _read_fast(text[body:close])
+            tried = (body, close)
             if value is _MISSING and scan_to_end:
                 # not JSON up to the next fence: that fence may stand inside a string
                 outside, _ = find_outside(text, FENCE, body)
@@ -97,6 +104,8 @@ def fences(text: str) -> list[tuple[int, int, int, int, str, Any]]:
                     value = _read_fast(text[body:])
                     if value is not _MISSING:
                         close = -1
+        if declined is not None and value is _MISSING and tried == (body, close if close >= 0 else n):
+            declined.add(tried)
         if close < 0:
             blocks.append((start, body, n, n, info, value))
             break
@@ -110,11 +119,8 @@ def _read_fast(text: str) -> Any:
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return _MISSING
-    for read in (fast_json, lenient_json):
-        value = read(stripped)
-        if isinstance(value, (dict, list)):
-            return value
-    return _MISSING
+    value = json_value(stripped)
+    return value if isinstance(value, (dict, list)) else _MISSING
 
 
 class CodeBlockJson(Protocol):
@@ -125,14 +131,16 @@ class CodeBlockJson(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, self._parse, text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
 
-    def _parse(self, text: str) -> Extraction:
+    def _parse(self, text: str, limits: Limits) -> Extraction:
         reading = Reading(text)
-        blocks = fences(text)
+        budget = GrammarBudget.of(limits)
+        declined: set[tuple[int, int]] = set()
+        blocks = fences(text, declined)
         if not blocks:
-            return self._bare(reading, text)
+            return self._bare(reading, text, limits, budget)
         failures: list[tuple[GrammarFailure, int, bool]] = []
         previous_end = 0
         outside = False
@@ -142,20 +150,21 @@ class CodeBlockJson(Protocol):
             if block_end == len(text) and end == len(text) and not text.endswith("```"):
                 reading.note(f"the code fence at line {text.count(chr(10), 0, start) + 1} is never closed")
             try:
-                values = [value] if value is not _MISSING else read_body(text[body:end])
+                values = [value] if value is not _MISSING else read_body(text[body:end], budget,
+                                                                         fast=(body, end) not in declined)
             except GrammarFailure as failure:
                 failures.append((failure, body, ":" in text[body:end]))
                 continue
             found = 0
             for item in values:
-                calls, other = calls_in(item)
+                calls, other = calls_in(item, budget)
                 found += reading.add(calls, (body, end))
                 if other and not calls:
                     reading.note("a fenced JSON value that names no tool was skipped")
             if found and info.lower() not in JSON_TAGS:
                 reading.note(f"the code fence is tagged {info!r}, not 'json'")
         if not reading.calls:  # fences that pair up wrongly (a fence inside a fence): read the JSON bare
-            bare = self._bare(Reading(text), text)
+            bare = self._bare(Reading(text), text, limits, budget)
             if bare.calls:
                 return bare
         if outside or text[previous_end:].strip():
@@ -164,11 +173,13 @@ class CodeBlockJson(Protocol):
         return reading.extraction()
 
     @staticmethod
-    def _bare(reading: Reading, text: str) -> Extraction:
+    def _bare(reading: Reading, text: str, limits: Limits, budget: GrammarBudget) -> Extraction:
         """No fence at all: the call objects standing bare in the reply, noted."""
-        values, failures = read_candidates(text, 0, GRAMMAR, _TRANSFORMER)
+        found = scan_values(text, depth=bracket_depth(limits))
+        found.note(reading)
+        values, failures = read_candidates(text, 0, GRAMMAR, _TRANSFORMER, spans=found.spans, budget=budget)
         for span, value in values:
-            reading.add(calls_in(value)[0], span)
+            reading.add(calls_in(value, budget)[0], span)
         reading.note("the reply has no ```json code fence" + ("; read the bare JSON instead" if reading.calls else ""))
         report_failure(reading, failures, "no JSON could be read", "a JSON candidate could not be read")
         return reading.extraction()

@@ -20,39 +20,109 @@ share:
 
   and when all give up, the grammar reads the text (property tests check that every
   reader agrees with the grammar wherever it reads);
-* locating candidates in a reply in linear time (:func:`call_heads`, :func:`literal_heads`,
-  :class:`Closer`), binding positional arguments to the schema's parameter order
-  (:func:`bind`), the Python literal writer (:func:`py_literal`), and :func:`guarded`, which
-  makes a ``parse`` never raise and bounds what the (slow) grammar may read per reply.
+* locating candidates in a reply in linear time (:class:`Heads`, :func:`call_heads`,
+  :class:`Closer`: compiled patterns searched once over the reply, brackets matched in one
+  pass), binding positional arguments to the schema's parameter order (:func:`bind`), the
+  Python literal writer (:func:`py_literal`), and :func:`guarded`, which makes a ``parse``
+  never raise and gives it the :class:`Budget` of the reply (what reading it may cost, from
+  :class:`~toolform_rules.limits.Limits`).
 
 ``sql_call``, ``graphql_call`` and ``sexpr_call`` have grammars of their own; they reuse
 the candidate location, binding and :class:`PythonFamily`'s note keeping from here.
+
+Linear and bounded: a reply is searched for candidates by compiled patterns (C loops), the
+bracket matcher takes runs of brackets in one step and never reads a string twice, and
+what is costly per token — ``ast.parse`` and the grammar — is handed at most
+:class:`Budget`'s share of each reply (an estimate of its tokens); a candidate past it is
+not read, and a note says so.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import json
 import math
 import re
 import unicodedata
 import warnings
-from contextvars import ContextVar
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall, internal_error
 from ..grammar import GrammarFailure, Transformer, parse
 
-#: how many candidate calls one reply may have read (each costs a parse)
-MAX_ATTEMPTS = 64
-#: candidates longer than this are not handed to the (slower) grammar
-MAX_GRAMMAR_CHARS = 100_000
-#: how many candidates may be looked at (name checks are cheap)
-MAX_HEADS = 4096
+class Budget:
+    """What reading one reply may still cost: the caps of :class:`~toolform_rules.limits.Limits`,
+    spent as the reply is read (:func:`guarded` makes one per reply and passes it down).
+
+    * ``candidates``: candidate calls read (each costs a parse);
+    * ``heads``: places that look like a call (a name check each);
+    * ``scan``: steps of the bracket matcher (a run of brackets, or a quote);
+    * ``ast_tokens`` / ``grammar_tokens``: the estimated tokens (:func:`token_estimate`)
+      ``ast.parse`` and the grammar may still read — both cost per token, the grammar most;
+    * ``grammar_chars``: the longest candidate the grammar reads at all;
+    * ``segments``: marked segments read (``python_tag``'s ``<|python_tag|>``).
+
+    The caps are the ``Limits`` fields of the same names (``max_candidates``, ...); a
+    ``Limits`` without them (older) gives the defaults below.
+
+    >>> Budget().candidates, Budget().grammar_chars
+    (64, 100000)
+    """
+
+    __slots__ = ("candidates", "heads", "scan", "ast_tokens", "grammar_tokens", "grammar_chars", "segments")
+
+    #: the default caps, for a ``Limits`` that does not name them
+    DEFAULTS = {"max_candidates": 64, "max_call_heads": 4096, "max_scan_steps": 32_768,
+                "max_ast_tokens": 65_536, "max_grammar_tokens": 16_384, "max_grammar_chars": 100_000,
+                "max_segments": 256}
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        def cap(name: str) -> int:
+            return int(getattr(limits, name, self.DEFAULTS[name]))
+
+        self.candidates = cap("max_candidates")
+        self.heads = cap("max_call_heads")
+        self.scan = cap("max_scan_steps")
+        self.ast_tokens = cap("max_ast_tokens")
+        self.grammar_tokens = cap("max_grammar_tokens")
+        self.grammar_chars = cap("max_grammar_chars")
+        self.segments = cap("max_segments")
+
+    def candidate(self) -> bool:
+        """Spend one candidate; ``False`` when none is left."""
+        if self.candidates <= 0:
+            return False
+        self.candidates -= 1
+        return True
+
+    def ast(self, text: str) -> bool:
+        """Spend what ``ast.parse`` costs on ``text``; ``False`` (nothing spent) when it is past the budget."""
+        cost = token_estimate(text) + 8
+        if cost > self.ast_tokens:
+            return False
+        self.ast_tokens -= cost
+        return True
+
+
+#: the characters that separate tokens (each counted once; see token_estimate)
+_SEPARATORS = dict.fromkeys(map(ord, "()[]{},:;=+-.'\" \t\r\n"))
+
+
+def token_estimate(text: str) -> int:
+    """An upper estimate of the tokens ``text`` holds, as ``ast.parse`` and the grammar read it:
+    its punctuation, quotes and white space (a long string literal with none of them is one
+    token, and costs little).  One C pass (``str.translate``).
+
+    >>> token_estimate('f(a=[1, 2], b="xyz")'), token_estimate('"' + 'x' * 1000 + '"')
+    (12, 2)
+    """
+    return len(text) - len(text.translate(_SEPARATORS))
 
 
 #: the Transformer methods' types (their names — list, dict, tuple — hide the builtins in the class)
@@ -260,39 +330,45 @@ def transform(transformer: Transformer, tree: Any, grammar: str) -> Any:
         raise GrammarFailure(grammar, 1, 1, (), str(orig) or type(orig).__name__) from None
 
 
-#: characters the grammar may still read for the reply being parsed (set by :func:`guarded`)
-_GRAMMAR_BUDGET: ContextVar[list[int] | None] = ContextVar("code_family_grammar_budget", default=None)
+def grammar_read(grammar: str, transformer: Transformer, text: str, budget: Budget | None = None,
+                 span: tuple[int, int] | None = None) -> Any:
+    """Parse ``text`` (or ``text[span[0]:span[1]]``) with ``grammar`` and transform it (a
+    :class:`GrammarFailure` when it cannot).
 
-
-def grammar_read(grammar: str, transformer: Transformer, text: str) -> Any:
-    """Parse ``text`` with ``grammar`` and transform it (a :class:`GrammarFailure` when it cannot).
-
-    The grammar is the slow path: one candidate may hand it at most
-    :data:`MAX_GRAMMAR_CHARS` characters, one reply at most twice that in all.
+    The grammar is the slow path (its cost grows with the tokens read): a candidate longer
+    than ``budget.grammar_chars``, or with more estimated tokens than the reply has left in
+    ``budget.grammar_tokens``, is not handed to it, and the failure says so.  Without a
+    ``budget``, the default caps for this one text.
     """
-    budget = _GRAMMAR_BUDGET.get()
-    if len(text) > MAX_GRAMMAR_CHARS or (budget is not None and budget[0] < len(text)):
-        raise GrammarFailure(grammar, 1, 1, (), f"a candidate of {len(text)} characters (too long to read)")
-    if budget is not None:
-        budget[0] -= len(text)
+    budget = budget if budget is not None else Budget()
+    size = len(text) if span is None else span[1] - span[0]
+    if size > budget.grammar_chars:
+        raise GrammarFailure(grammar, 1, 1, (), f"a candidate of {size} characters (too long to read)")
+    if span is not None:
+        text = text[span[0]:span[1]]
+    cost = token_estimate(text) + 32  # and a parser run's own cost
+    if cost > budget.grammar_tokens:
+        raise GrammarFailure(grammar, 1, 1, (), f"a candidate of about {cost} tokens (past what one reply may have "
+                                                "the grammar read)")
+    budget.grammar_tokens -= cost
     return transform(transformer, parse(grammar, text), grammar)
 
 
 def guarded(method: Callable[..., Extraction]) -> Callable[..., Extraction]:
-    """A protocol's ``parse``: never raises, gives the grammar its budget for the reply."""
+    """A protocol's ``parse``: never raises; hands ``method`` the reply's :class:`Budget`
+    (from ``limits=``) as its third argument."""
 
     @functools.wraps(method)
-    def parse(self: Protocol, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self: Protocol, text: str, tools: Toolset | None = None, *,
+              limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
-        token = _GRAMMAR_BUDGET.set([2 * MAX_GRAMMAR_CHARS])
         try:
-            return method(self, text, tools)
+            return method(self, text, tools, Budget(limits))
         except Exception as err:  # never raise for a reply, whatever it holds
             return internal_error(self.info.id, err)
-        finally:
-            _GRAMMAR_BUDGET.reset(token)
 
+    delattr(parse, "__wrapped__")  # its signature is the wrapper's: (text, tools=None, *, limits=...)
     return parse
 
 
@@ -424,13 +500,14 @@ def unique_pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
     return out
 
 
-def fast_calls(text: str, shape: str) -> list[CallSyntax] | None:
+def fast_calls(text: str, shape: str, budget: Budget | None = None) -> list[CallSyntax] | None:
     """The calls ``text`` holds, read without the grammar; ``None`` when it is outside the subset.
 
     ``shape``: ``"lines"`` (calls as statements, one a line or ``;``-separated),
     ``"call"`` (exactly one call) or ``"list"`` (a bracketed list of calls).  The quick
     reader (:func:`quick_calls`) takes the plain form; ``ast.parse`` (:func:`ast_calls`) the
-    rest of Python's literal syntax.
+    rest of Python's literal syntax, when ``budget`` (the reply's; else the default caps)
+    still covers ``text``'s tokens.
 
     >>> fast_calls('f(1, a="x", b=[True, None], c=-2.5)', "call")
     [CallSyntax('f', [(None, 1), ('a', 'x'), ('b', [True, None]), ('c', -2.5)], bare=[])]
@@ -443,8 +520,11 @@ def fast_calls(text: str, shape: str) -> list[CallSyntax] | None:
     calls = quick_calls(text, shape)
     if calls is not None:
         return calls
-    # ast.parse is costly when it fails (a SyntaxError is built); do not ask it about prose
-    return ast_calls(text, shape) if _may_be_python(text) else None
+    # ast.parse is costly when it fails (a SyntaxError is built); do not ask it about prose,
+    # and not about more tokens than the reply has left for it (it costs about 2 µs a token)
+    if not _may_be_python(text) or not (budget if budget is not None else Budget()).ast(text):
+        return None
+    return ast_calls(text, shape)
 
 
 def _may_be_python(text: str) -> bool:
@@ -610,7 +690,10 @@ class _Quick:
 
 # the JSON path: one call's keyword arguments rewritten as a JSON object, read by the C decoder
 _J_HEAD = re.compile(r"[ \t\r\n]*+([A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+)[ \t]*+\(")
-_J_TOKEN = re.compile(r'("(?:[^"\\\r\n]|\\.)*+")|\'([^\'\\\r\n"]*+)\'|(-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?)(?![\w.])'
+#: a run of what JSON reads as it is (punctuation, white space, numbers, strings without a
+#: backslash) is one match, so a long list costs one call of ``_json_token``, not one an item
+_J_TOKEN = re.compile(r'((?:[ \t\r\n,:\[\]{}]++|-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?(?![\w.])|"[^"\\\r\n]*+")++)'
+                      r'|("(?:[^"\\\r\n]++|\\.)*+")|\'([^\'\\\r\n"]*+)\''
                       r"|([A-Za-z_][A-Za-z0-9_]*+)(?:[ \t\r\n]*+(=)(?!=))?")
 _J_WORDS = {"True": "true", "False": "false", "None": "null", "true": "true", "false": "false", "null": "null"}
 _J_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=unique_pairs)
@@ -621,15 +704,15 @@ class _NotJson(Exception):
 
 
 def _json_token(m: re.Match[str]) -> str:
-    double, single, number, word, equals = m.groups()
+    plain, double, single, word, equals = m.groups()
+    if plain is not None:
+        return plain
     if double is not None:
         if "\\" in double and "\\" in _Q_SAME_ESCAPE.sub("", double):
             raise _NotJson
         return double
     if single is not None:
         return '"' + single + '"'
-    if number is not None:
-        return number
     if equals:
         if word in _J_WORDS:
             raise _NotJson
@@ -763,81 +846,95 @@ CALL_START = re.compile(r"[^\W\d][\w.\-]*+[ \t]*+\(")
 #: a "[" opening a list of calls
 LIST_HEAD = re.compile(r"\[[ \t\r\n]*+(?=[^\W\d][\w.\-]*+\()")
 #: a complete Python string literal (the prefix is not needed to find its end)
-PY_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*+"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*+\'\'\'|'
-                       r'"(?:[^"\\\r\n]|\\.)*+"|\'(?:[^\'\\\r\n]|\\.)*+\'', re.S)
-_PY_STOPS = re.compile(r"[()\[\]{}\"']")
+PY_STRING = re.compile(r'"""(?:[^"\\]++|\\.|"(?!""))*+"""|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+\'\'\'|'
+                       r'"(?:[^"\\\r\n]++|\\.)*+"|\'(?:[^\'\\\r\n]++|\\.)*+\'', re.S)
+#: a "(" that may end a name (a C search for "(", then a look back): right after a name's first
+#: character, or one more, or after three or more name characters — the rest is looked at in
+#: Python; "9(", "-(" and such are passed over in C
+_OPEN_AFTER_NAME = re.compile(r"\((?<=[\w.\-]\()(?:(?<=[^\W\d]\()|(?<=[^\W\d][\w.\-]\()|(?<=[\w.\-]{3}\())")
+#: the last character of a window that is not a name character
+_NAME_BREAK = re.compile(r"[^\w.\-](?=[\w.\-]*+\Z)")
+#: a name (after any leading "." and "-") and its "(", from where its run of name characters starts
+_NAME_AT = re.compile(r"[.\-]*+([^\W\d][\w.\-]*+)\(")
 
 
-class literal_heads:  # noqa: N801  (used like a function: ``for m in literal_heads(...)``)
-    """Matches of ``pattern`` at the places where one of ``needles`` occurs, in order.
+class Heads:
+    """The matches of ``pattern`` in ``text[start:end]``, in order: each one C search from
+    where the last match began (a pattern's lookarounds do the checking, so nothing is looked
+    at twice in Python).  :meth:`skip_to` jumps past a candidate that was read.  ``first``,
+    if given, is tried at ``start`` before the search (for a head that a pattern beginning with
+    a literal cannot see there, such as a line's first character at the start of the text).
 
-    ``str.find`` jumps to the literal candidates (a C search), and the pattern is tried only
-    there: much faster than a pattern searched at every position of a long reply.  With
-    ``lowered`` (``text.lower()``), the needles are looked for case-insensitively.
-    :meth:`skip_to` jumps past a candidate that was read, so its inside is not searched.
+    A pattern should begin with a literal or a character class (not a lookbehind): Python's
+    engine then jumps to the places it can match in a C loop, many times faster.
     """
 
-    __slots__ = ("text", "haystack", "needles", "pattern", "end", "start", "nexts", "fallback")
+    __slots__ = ("text", "pattern", "pos", "end", "first")
 
-    def __init__(self, text: str, needles: Sequence[str], pattern: re.Pattern[str], start: int = 0,
-                 end: int | None = None, lowered: str | None = None) -> None:
-        self.text, self.needles, self.pattern = text, needles, pattern
+    def __init__(self, text: str, pattern: re.Pattern[str], start: int = 0, end: int | None = None,
+                 first: re.Pattern[str] | None = None) -> None:
+        self.text, self.pattern, self.pos, self.first = text, pattern, start, first
         self.end = len(text) if end is None else end
-        self.start = start
-        self.fallback: Iterator[re.Match[str]] | None = None
-        if lowered is not None and len(lowered) != len(text):  # lower-casing moved characters ("İ")
-            self.fallback = pattern.finditer(text, start, self.end)
-        self.haystack = text if lowered is None else lowered
-        self.nexts = [-2] * len(needles)
 
-    def __iter__(self) -> "literal_heads":
+    def __iter__(self) -> "Heads":
         return self
 
     def skip_to(self, pos: int) -> None:
-        self.start = max(self.start, pos)
+        self.pos = max(self.pos, pos)
 
     def __next__(self) -> re.Match[str]:
-        if self.fallback is not None:
-            for later in self.fallback:
-                if later.start() >= self.start:
-                    return later
+        if self.first is not None:
+            m = self.first.match(self.text, self.pos, self.end)
+            self.first = None
+            if m is not None:
+                self.pos = m.start() + 1
+                return m
+        m = self.pattern.search(self.text, self.pos, self.end)
+        if m is None:
             raise StopIteration
-        haystack, end, nexts = self.haystack, self.end, self.nexts
-        while True:
-            for k, p in enumerate(nexts):
-                if -1 < p < self.start or p == -2:
-                    nexts[k] = haystack.find(self.needles[k], self.start, end)
-            found = [p for p in nexts if p >= 0]
-            if not found:
-                raise StopIteration
-            pos = min(found)
-            self.start = pos + 1
-            head = self.pattern.match(self.text, pos, end)
-            if head is not None:
-                return head
+        self.pos = m.start() + 1
+        return m
 
 
-def call_heads(text: str, start: int = 0, end: int | None = None) -> Iterable[tuple[int, int]]:
-    """``(begin, open)`` of each ``name(`` in ``text``: a name (letters, digits, ``_``, inner
-    ``.`` and ``-``, not starting with a digit) directly before a ``(``.  Jumps from one ``(``
-    to the next and looks back over the name."""
+def call_heads(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """``(begin, open)`` of each ``name(`` in ``text[start:end]``: a name (letters, digits, ``_``,
+    inner ``.`` and ``-``, not starting with a digit; leading ``.`` and ``-`` not part of it)
+    directly before a ``(``, the whole run of name characters before the ``(`` (from ``start``
+    on) making it up.  A C search finds each ``(`` that follows a name character; the run's
+    start is found by a C search back over windows doubling in size (so a name is read once).
+    A ``(`` after name characters that make no name (``9(``) gives ``(-1, open)``, so that a
+    caller can count what it looked at.
+
+    >>> list(call_heads("x f(1) .g.h(2) 9k(3) (4) é(5)"))
+    [(2, 3), (8, 11), (-1, 17), (25, 26)]
+    """
     end = len(text) if end is None else end
-    pos = text.find("(", start, end)
-    while pos >= 0:
-        begin = pos
-        while begin > start and (text[begin - 1].isalnum() or text[begin - 1] in "_.-"):
-            begin -= 1
-        if begin > start and (text[begin - 1].isalnum() or text[begin - 1] in "_.-"):
-            begin = -1
-        while 0 <= begin < pos and text[begin] in ".-":
-            begin += 1
-        if 0 <= begin < pos and (text[begin].isalpha() or text[begin] == "_"):
-            yield begin, pos
-        pos = text.find("(", pos + 1, end)
+    search, back, name_at = _OPEN_AFTER_NAME.search, _NAME_BREAK.search, _NAME_AT.match
+    pos = start
+    while True:
+        m = search(text, pos, end)
+        if m is None:
+            return
+        open_pos = pos = m.start()
+        pos += 1
+        if open_pos <= start:
+            continue  # the name character before it lies before ``start``
+        width = 16
+        while True:
+            low = max(start, open_pos - width)
+            cut = back(text, low, open_pos)
+            if cut is not None:
+                run = cut.start() + 1
+                break
+            if low == start:
+                run = start
+                break
+            width *= 2
+        head = name_at(text, run, open_pos + 1)
+        yield (head.start(1) if head is not None else -1), open_pos
 
 
-def match_close(text: str, open_pos: int, string: re.Pattern[str] = PY_STRING,
-                stops: re.Pattern[str] = _PY_STOPS) -> int:
+def match_close(text: str, open_pos: int, quoting: "Quoting | None" = None) -> int:
     """The index just past the bracket that closes the one at ``open_pos`` (-1 if it never closes).
 
     Brackets inside string literals do not count; a quote that opens no complete string
@@ -846,7 +943,46 @@ def match_close(text: str, open_pos: int, string: re.Pattern[str] = PY_STRING,
     >>> match_close('f(a=")", b=[1, (2)]) tail', 1)
     20
     """
-    return Closer(text, string, stops).close(open_pos)
+    return Closer(text, quoting or PY_QUOTING).close(open_pos)
+
+
+class Quoting:
+    """How a syntax writes strings, for the bracket matcher.
+
+    ``string`` matches a complete literal at a quote; ``quotes`` are the characters that may
+    open one, and ``prefixes`` the letters that may stand right before one of them as part of
+    the literal, by quote (SQL's ``E'...'``: ``{"'": "eE"}``); ``bodies`` maps each opening token (quote, or prefix and
+    quote) to a pattern matching as far as a literal opened there reads, closed or not.  Each
+    string pattern must be such that when a
+    literal opened at a quote cannot be read, no literal opened by the same token further on
+    within that reach can (the quote there was escaped, or doubled) — or one that can holds
+    only quotes.  That lets the matcher skip those quotes instead of reading each to the end
+    of the text again (which made ``'\'\'\'...`` quadratic).
+    """
+
+    __slots__ = ("string", "stops", "opens", "bodies", "prefixes")
+
+    def __init__(self, string: re.Pattern[str], quotes: str, bodies: dict[str, str],
+                 prefixes: dict[str, str] | None = None) -> None:
+        self.string, self.prefixes = string, prefixes or {}
+        stops = "()\\[\\]{}" + re.escape(quotes)
+        # a character class first: the search jumps to the next stop in a C loop
+        self.stops = re.compile("[" + stops + "]")
+        # opening brackets with nothing but text between them (no close, no quote): one step
+        self.opens = re.compile(r"[(\[{](?:[^" + stops + r"]*+[(\[{])*+")
+        self.bodies = {token: re.compile(body, re.S) for token, body in bodies.items()}
+
+
+_OPEN = re.compile(r"[(\[{]")
+_CLOSES = re.compile(r"[)\]}]++")
+
+#: Python's quoting (single-line strings escape with a backslash; triple-quoted ones span lines)
+PY_QUOTING = Quoting(PY_STRING, "\"'", {"'": r"'(?:[^'\\\r\n]++|\\.)*+", '"': r'"(?:[^"\\\r\n]++|\\.)*+'})
+
+#: what Closer.close answers for a bracket it could not match within the reply's budget
+UNREAD = -2
+#: the note's words when that happens
+SCAN_SPENT = "its brackets were not matched within what one reply may cost (Limits.max_scan_steps)"
 
 
 class Closer:
@@ -855,51 +991,121 @@ class Closer:
     The first question about a bracket scans from it to its close (or the end of the
     text) and records every bracket met on the way; questions about those are answered
     from the record.  So however many candidates a reply has, its text is scanned once.
+    A run of brackets is one step (a C search and a slice of the stack), a string literal
+    one step, a quote that opens none one step and never read again; the steps are spent
+    from ``budget.scan``, and a bracket whose close was not reached when it ran out is
+    :data:`UNREAD`.
     """
 
-    __slots__ = ("text", "string", "stops", "region", "table")
+    __slots__ = ("text", "quoting", "budget", "region", "table", "unclosed", "dead", "gave_up")
 
-    def __init__(self, text: str, string: re.Pattern[str] = PY_STRING, stops: re.Pattern[str] = _PY_STOPS) -> None:
-        self.text, self.string, self.stops = text, string, stops
+    def __init__(self, text: str, quoting: Quoting = PY_QUOTING, budget: Budget | None = None) -> None:
+        self.text, self.quoting = text, quoting
+        self.budget = budget if budget is not None else Budget()
         self.region = (0, 0)
         self.table: dict[int, int] = {}
+        # per scan that ended with brackets open: their runs' starts and ends, and the answer for them
+        self.unclosed: list[tuple[list[int], list[int], int]] = []
+        # by quote token: (p, q) where one at p opened no readable string, so none in (p, q) does
+        self.dead: dict[str, tuple[int, int]] = {}
+        self.gave_up = False
 
     def close(self, open_pos: int) -> int:
         """Just past the bracket closing the one at ``open_pos``; -1 if it never closes (or
-        ``open_pos`` lay inside a string of an earlier scan)."""
+        ``open_pos`` lay inside a string of an earlier scan); :data:`UNREAD` past the budget."""
         known = self.table.get(open_pos)
         if known is not None:
             return known
+        for starts, ends, answer in self.unclosed:
+            i = bisect.bisect_right(starts, open_pos) - 1
+            if i >= 0 and open_pos < ends[i]:
+                return answer
         if self.region[0] <= open_pos < self.region[1]:
             return -1
-        text, table = self.text, self.table
-        stack: list[int] = []
+        text = self.text
+        if not text.startswith(("(", "[", "{"), open_pos):
+            return -1
+        if self.gave_up:
+            return UNREAD
+        budget, table, dead, quoting = self.budget, self.table, self.dead, self.quoting
+        search, string, bodies, prefixes = quoting.stops.search, quoting.string.match, quoting.bodies, quoting.prefixes
+        opens, closes = quoting.opens.match, _CLOSES.match
+        # the open brackets not yet closed, as runs [first, end, positions]: the positions (a
+        # range, or a list when text lies between them) are listed when a close first reaches the run
+        runs: list[list[Any]] = []
         pos = open_pos
-        search, string = self.stops.search, self.string.match
+        steps = budget.scan
         while True:
+            if steps <= 0:
+                self.gave_up = True
+                break
+            steps -= 1
             m = search(text, pos)
             if m is None:
                 break
-            pos = m.start()
-            c = text[pos]
+            start = m.start()
+            c = text[start]
             if c in "([{":
-                stack.append(pos)
-                pos += 1
+                pos = opens(text, start).end()  # type: ignore[union-attr]  # matches at an opener
+                runs.append([start, pos, None])
             elif c in ")]}":
-                pos += 1
-                if stack:
-                    table[stack.pop()] = pos
-                    if not stack:
-                        break
+                pos = closes(text, start).end()  # type: ignore[union-attr]  # matches at a closer
+                at = start  # the next close to pair
+                while runs and at < pos:
+                    run = runs[-1]
+                    opened = run[2]
+                    if opened is None:
+                        first, end = run[0], run[1]
+                        if end - first <= 16:  # short: look at each character
+                            opened = [i for i in range(first, end) if text[i] in "([{"]
+                        elif (text.count("(", first, end) + text.count("[", first, end)
+                              + text.count("{", first, end)) == end - first:
+                            opened = range(first, end)  # only brackets: their positions in one object
+                        else:
+                            opened = [o.start() for o in _OPEN.finditer(text, first, end)]
+                            steps -= len(opened) // 16  # listing them is work too
+                        run[2] = opened
+                    k = len(opened)
+                    n = min(pos - at, k)
+                    # the run's last n opens close at at, at+1, ...: innermost first
+                    table.update(zip(reversed(opened[k - n:]), range(at + 1, at + n + 1)))
+                    if type(opened) is list:
+                        del opened[k - n:]  # in place: closing a long run one by one stays linear
+                    else:
+                        opened = run[2] = opened[:k - n]  # a range's slice costs nothing
+                    at += n
+                    if opened:
+                        run[1] = opened[-1] + 1
+                    else:
+                        runs.pop()
+                if not runs:
+                    pos = at
+                    break
             else:
-                s = string(text, pos)
-                pos = s.end() if s is not None else pos + 1
-        if stack:
-            pos = len(text)
-            for unclosed in stack:
-                table[unclosed] = -1
+                token = c
+                if start > pos and text[start - 1] in prefixes.get(c, ""):
+                    start -= 1
+                    token = text[start] + c
+                failed = dead.get(token)
+                if failed is not None and failed[0] < start < failed[1]:
+                    pos = start + 1
+                    continue
+                closed = string(text, start)
+                if closed is not None:
+                    pos = closed.end()
+                else:
+                    body = bodies.get(token)
+                    if body is not None:
+                        dead[token] = (start, body.match(text, start).end())  # type: ignore[union-attr]
+                    pos = start + 1
+        budget.scan = steps
+        answer = UNREAD if self.gave_up else -1
+        if runs:
+            self.unclosed.append(([run[0] for run in runs], [run[1] for run in runs], answer))
+            if not self.gave_up:
+                pos = len(text)
         self.region = (open_pos, pos)
-        return table.get(open_pos, -1)
+        return table.get(open_pos, answer)
 
 
 def resolve(name: str, tools: Toolset | None) -> tuple[Tool | None, str]:
@@ -1061,22 +1267,21 @@ class PythonFamily(Protocol):
     grammar = "python_call"
     transformer: Callable[[], Transformer] = PythonValues
 
-    def read(self, text: str, shape: str, grammar: str | None = None) -> list[CallSyntax]:
+    def read(self, text: str, shape: str, budget: Budget | None = None) -> list[CallSyntax]:
         """The calls in one candidate: the fast path, else the grammar (may raise GrammarFailure)."""
-        calls = fast_calls(text, shape)
+        calls = fast_calls(text, shape, budget)
         if calls is not None:
             return calls
-        name = grammar or self.grammar
-        result = grammar_read(name, self.transformer(), text)
+        result = grammar_read(self.grammar, self.transformer(), text, budget)
         return result if isinstance(result, list) else [result]
 
-    def read_call(self, text: str) -> list[CallSyntax]:
+    def read_call(self, text: str, budget: Budget | None = None) -> list[CallSyntax]:
         """One bare call ``name(...)`` (the fast path, then ``python_call``'s grammar, which reads
         calls outside any list, bracket or marker)."""
-        calls = fast_calls(text, "call")
+        calls = fast_calls(text, "call", budget)
         if calls is not None:
             return calls
-        result = grammar_read("python_call", PythonValues(), text)
+        result = grammar_read("python_call", PythonValues(), text, budget)
         return result if isinstance(result, list) else [result]
 
     def finish(self, found: list[CallSyntax], tools: Toolset | None, notes: list[str],
@@ -1094,28 +1299,33 @@ class PythonFamily(Protocol):
             calls.append(RawCall(call.name, bind(call, tool, notes), span))
         return calls
 
-    def prose_calls(self, text: str, tools: Toolset | None, notes: list[str], *, start: int = 0,
-                    end: int | None = None, budget: list[int] | None = None) -> list[CallSyntax]:
-        """Bare calls ``name(...)`` in running text (each with its span).
+    def prose_calls(self, text: str, tools: Toolset | None, notes: list[str], budget: Budget, *, start: int = 0,
+                    end: int | None = None) -> list[CallSyntax]:
+        """Bare calls ``name(...)`` in ``text[start:end]``, running text (each with its span).
 
         A candidate must read completely as a call; with a toolset, only names of its tools
         count (prose is full of ``word(...)``).  A call nested in another candidate is found
-        when the outer one is not a call (``print(f(a=1))``).  Linear: each candidate is read
-        once, and at most :data:`MAX_ATTEMPTS` of them.
+        when the outer one is not a call (``print(f(a=1))``).  Linear: the heads are found by
+        one search over the text, the brackets matched in one pass, each candidate read once;
+        ``budget`` bounds how many heads and candidates are looked at.
         """
         end = len(text) if end is None else end
-        budget = budget if budget is not None else [MAX_ATTEMPTS]
-        closer = Closer(text)
+        closer = Closer(text, PY_QUOTING, budget)
         found: list[CallSyntax] = []
         covered = -1
         failure: str | None = None
         skipped: list[str] = []
-        heads = 0
+        nameless = 0
         for begin, open_pos in call_heads(text, start, end):
-            heads += 1
-            if heads > MAX_HEADS or budget[0] <= 0:
+            if budget.heads <= 0 or budget.candidates <= 0:
                 notes.append("stopped looking for calls: too many candidates")
                 break
+            if begin < 0:  # "12(": cheap to pass over, yet not free
+                nameless += 1
+                if nameless % 4 == 0:
+                    budget.heads -= 1
+                continue
+            budget.heads -= 1
             if begin < covered:
                 continue
             name = text[begin:open_pos].strip(".-")
@@ -1123,17 +1333,20 @@ class PythonFamily(Protocol):
                 if len(skipped) < 5 and name not in skipped:
                     skipped.append(name)
                 continue
-            budget[0] -= 1
+            budget.candidates -= 1
             quick = quick_call_at(text, begin, end)
             if quick is not None:  # the plain form needs no bracket matching
                 found.append(quick[0])
                 covered = quick[1]
                 continue
             close = closer.close(open_pos)
+            if close == UNREAD:  # as for a call that never closes: the calls after it are still looked for
+                failure = failure or f"the call at character {begin} could not be read: {SCAN_SPENT}"
+                continue
             stop = close if 0 <= close <= end else end
             candidate = text[begin:stop]
             try:
-                calls = self.read_call(candidate) if close >= 0 else None
+                calls = self.read_call(candidate, budget) if close >= 0 else None
                 if calls is None:
                     raise GrammarFailure("python_call", 1, len(candidate) + 1, ("')'",), "the end of the text")
             except GrammarFailure as err:
@@ -1171,25 +1384,24 @@ def render_lines(calls: Sequence[ToolCall], one: Callable[[ToolCall], str]) -> s
     return "\n".join(one(c) for c in calls)
 
 
-def list_candidates(protocol: PythonFamily, body: str, notes: list[str], shape: str = "list",
-                    budget: list[int] | None = None) -> tuple[list[list[CallSyntax]], list[tuple[int, int]], bool]:
+def list_candidates(protocol: PythonFamily, body: str, notes: list[str], budget: Budget,
+                    shape: str = "list") -> tuple[list[list[CallSyntax]], list[tuple[int, int]], bool]:
     """The bracketed lists of calls in ``body``: the calls of each list read, their spans, and
     whether some bracketed candidate could not be read (its note added)."""
-    budget = budget if budget is not None else [MAX_ATTEMPTS]
     lists: list[list[CallSyntax]] = []
     spans: list[tuple[int, int]] = []
     failed = False
     covered = -1
-    closer = Closer(body)
-    heads = literal_heads(body, "[", LIST_HEAD)
+    closer = Closer(body, PY_QUOTING, budget)
+    heads = Heads(body, LIST_HEAD)
     for m in heads:
         start = m.start()
         if start < covered:
             continue
-        if budget[0] <= 0:
+        if budget.candidates <= 0:
             notes.append("stopped looking for calls: too many candidates")
             break
-        budget[0] -= 1
+        budget.candidates -= 1
         quick = quick_list_at(body, start) if shape == "list" else None
         if quick is not None and quick[0]:
             lists.append(quick[0])
@@ -1198,10 +1410,14 @@ def list_candidates(protocol: PythonFamily, body: str, notes: list[str], shape: 
             heads.skip_to(covered)
             continue
         close = closer.close(start)
+        if close == UNREAD:  # as for a list that never closes: what follows may lie inside it
+            notes.append(f"the bracketed calls at character {start} could not be read: {SCAN_SPENT}")
+            failed = True
+            break
         stop = close if close >= 0 else len(body)
         candidate = body[start:stop]
         try:
-            calls = protocol.read(candidate, shape)
+            calls = protocol.read(candidate, shape, budget)
         except GrammarFailure as err:
             where = "" if start == 0 else f" at character {start}"
             notes.append(f"the bracketed calls{where} could not be read: {err.describe()}")
@@ -1214,12 +1430,14 @@ def list_candidates(protocol: PythonFamily, body: str, notes: list[str], shape: 
         lists.append(calls)
         spans.append((start, stop))
         covered = stop
+        heads.skip_to(covered)
     return lists, spans, failed
 
 
-__all__ = ["CALL_HEAD", "CALL_START", "LIST_HEAD", "MAX_ATTEMPTS", "PY_STRING", "CallSyntax", "Closer", "Items",
-           "Object", "Pair", "PythonFamily", "PythonValues", "Reject", "ast_calls", "bind", "call_heads", "call_names",
-           "decode_python_string", "fast_calls", "grammar_read", "guarded", "json_calls", "leftover_note",
-           "list_candidates", "literal_heads", "match_close", "outside", "parameter_order", "py_literal", "python_call_text",
-           "quick_call_at", "quick_calls", "quick_list_at", "resolve", "strip_fence", "to_number", "transform",
-           "unique_pairs"]
+__all__ = ["CALL_HEAD", "CALL_START", "LIST_HEAD", "PY_QUOTING", "PY_STRING", "SCAN_SPENT", "UNREAD", "Budget",
+           "CallSyntax", "Closer", "Heads", "Items", "Object", "Pair", "PythonFamily", "PythonValues", "Quoting",
+           "Reject",
+           "ast_calls", "bind", "call_heads", "call_names", "decode_python_string", "fast_calls", "grammar_read",
+           "guarded", "json_calls", "leftover_note", "list_candidates", "match_close", "outside", "parameter_order",
+           "py_literal", "python_call_text", "quick_call_at", "quick_calls", "quick_list_at", "resolve", "strip_fence",
+           "to_number", "token_estimate", "transform", "unique_pairs"]

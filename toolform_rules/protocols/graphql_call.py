@@ -25,20 +25,29 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Object, Pair, PythonFamily, Reject, call_names,
-                          grammar_read, guarded, leftover_note, literal_heads, outside, strip_fence)
+from .code_family import (SCAN_SPENT, UNREAD, Budget, CallSyntax, Closer, Heads, Items, Object, Pair, PythonFamily,
+                          Quoting, Reject, call_names, grammar_read, guarded, leftover_note, outside, strip_fence)
 from ..grammar import GrammarFailure, Transformer
 from .values import unquote
 
 OPERATION_WORDS = frozenset({"mutation", "query", "subscription"})
 VALUE_WORDS = {"true": True, "false": False, "null": None}
-#: where an operation may start: its keyword, or a "{" (which must open its line)
-OPERATION_HEAD = re.compile(r"(?<![\w.])(?:mutation|query|subscription)(?![\w.])|\{")
-#: what must follow: an optional operation name and "{" (after a keyword); a field (after "{")
-_AFTER_KEYWORD = re.compile(r"[ \t\r\n]*+(?:[^\W\d]\w*+[ \t\r\n]*+)?\{")
-_AFTER_BRACE = re.compile(r"[ \t\r\n]*+(?:[^\W\d]\w*+[ \t\r\n]*+:[ \t\r\n]*+)?[^\W\d][\w.]*+[ \t\r\n]*+[({}]")
-GQL_STRING = re.compile(r'"""(?:\\"""|[^"\\]|\\|"(?!""))*+"""|"(?:[^"\\\n\r]|\\.)*+"|\'(?:[^\'\\\n\r]|\\.)*+\'', re.S)
-_GQL_STOPS = re.compile(r"[()\[\]{}\"']")
+#: what follows an operation's keyword: an optional operation name, then "{"
+_AFTER_KEYWORD = r"(?![\w.])(?=[ \t\r\n]*+(?:[^\W\d]\w*+[ \t\r\n]*+)?\{)"
+#: what follows an anonymous operation's "{": a field (an optional alias), then "(", "{" or "}"
+_AFTER_BRACE = r"(?=[ \t\r\n]*+(?:[^\W\d]\w*+[ \t\r\n]*+:[ \t\r\n]*+)?[^\W\d][\w.]*+[ \t\r\n]*+[({}])"
+#: where an operation starts: its keyword (not inside a longer name), or a "{" opening its line
+#: (only spaces and tabs before it; group ``brace``).  Each branch begins with a literal, so the
+#: search jumps from one possible first character to the next in C.
+OPERATION_HEAD = re.compile("|".join([*(f"{w[0]}(?<![\\w.]{w[0]}){w[1:]}{_AFTER_KEYWORD}"
+                                         for w in ("mutation", "query", "subscription")),
+                                       r"\n[ \t]*+(?P<brace>\{)" + _AFTER_BRACE]))
+#: the same "{" on the reply's first line
+OPERATION_AT_START = re.compile(r"[ \t]*+(?P<brace>\{)" + _AFTER_BRACE)
+GQL_STRING = re.compile(r'"""(?:\\"""|[^"\\]++|\\|"(?!""))*+"""|"(?:[^"\\\n\r]++|\\.)*+"|\'(?:[^\'\\\n\r]++|\\.)*+\'',
+                        re.S)
+#: GraphQL's strings for the bracket matcher (a one-line string escapes with a backslash)
+GQL_QUOTING = Quoting(GQL_STRING, "\"'", {'"': r'"(?:[^"\\\n\r]++|\\.)*+', "'": r"'(?:[^'\\\n\r]++|\\.)*+"})
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
 _BRACE_ESCAPE = re.compile(r"\\u\{([0-9A-Fa-f]{1,6})\}")
 
@@ -384,15 +393,15 @@ class GraphqlCall(PythonFamily):
     grammar = "graphql_call"
     transformer = GraphqlValues
 
-    def read(self, text: str, shape: str = "operation", grammar: str | None = None) -> list[CallSyntax]:
+    def read(self, text: str, shape: str = "operation", budget: Budget | None = None) -> list[CallSyntax]:
         calls = fast_operations(text)
         if calls is not None:
             return calls
-        result: list[CallSyntax] = grammar_read(self.grammar, GraphqlValues(), text)
+        result: list[CallSyntax] = grammar_read(self.grammar, GraphqlValues(), text, budget)
         return result
 
     @guarded
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
         body, offset = strip_fence(text)
         notes: list[str] = []
         whole = fast_operations(body) if body.startswith(("m", "q", "s", "{")) else None
@@ -402,36 +411,34 @@ class GraphqlCall(PythonFamily):
         spans: list[tuple[int, int]] = []
         failed = False
         covered = 0
-        attempts = 0
-        heads = literal_heads(body, ("mutation", "query", "subscription", "{"), OPERATION_HEAD)
+        closer = Closer(body, GQL_QUOTING, budget)
+        heads = Heads(body, OPERATION_HEAD, first=OPERATION_AT_START)
         for m in heads:
-            start = m.start()
+            brace = m.lastgroup == "brace"
+            start = m.start("brace") if brace else m.start()
             if start < covered:
                 continue
-            brace = body[m.end() - 1] == "{"
-            if brace and body[body.rfind("\n", 0, start) + 1:start].strip(" \t"):
-                continue
-            if (_AFTER_BRACE if brace else _AFTER_KEYWORD).match(body, m.end()) is None:
-                continue
-            attempts += 1
-            if attempts > MAX_ATTEMPTS:
+            if not budget.candidate():
                 notes.append("stopped looking for operations: too many candidates")
                 break
-            if brace:
-                start = body.index("{", start)
             quick = fast_operation(body, start)
             if quick is not None:
                 calls, stop = quick
             else:
                 open_pos = start if brace else body.index("{", m.end())
-                close = Closer(body, GQL_STRING, _GQL_STOPS).close(open_pos)
+                close = closer.close(open_pos)
+                if close == UNREAD:  # as for an operation that never closes: what follows may lie inside it
+                    notes.append(f"the operation at character {start} could not be read: {SCAN_SPENT}")
+                    failed = True
+                    break
                 stop = close if close >= 0 else len(body)
                 try:
-                    calls = grammar_read(self.grammar, GraphqlValues(), body[start:stop])
+                    calls = grammar_read(self.grammar, GraphqlValues(), body, budget, (start, stop))
                 except GrammarFailure as err:
                     notes.append(f"the operation at character {start} could not be read: {err.describe()}")
                     failed = True
                     covered = stop
+                    heads.skip_to(stop)
                     continue
             for call in calls:
                 call.span = (start, stop)

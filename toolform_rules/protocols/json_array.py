@@ -22,11 +22,14 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import GrammarFailure
-from .json_family import (_MISSING, Reading, Values, calls_in, fast_json, guarded, only_whitespace, lenient_json,
-                          read_grammar, read_json, report_failure, value_spans)
+from .json_family import (GrammarBudget, Reading, Values, bracket_depth, calls_in, fast_json, guarded,
+                          only_whitespace, lenient_json, read_grammar, read_json, report_failure, scan_values,
+                          value_spans)
+from .values import json_value
 from .values import strip_code_fence
 
 GRAMMAR = "json_array"
@@ -42,9 +45,10 @@ class JsonArrayValues(Values):
 _TRANSFORMER = JsonArrayValues()
 
 
-def read(text: str) -> Any:
-    """The array (or object) ``text`` holds: the fast paths first, else the grammar (:class:`GrammarFailure`)."""
-    return read_json(GRAMMAR, text, _TRANSFORMER)
+def read(text: str, budget: GrammarBudget | None = None, *, fast: bool = True) -> Any:
+    """The array (or object) ``text`` holds: the fast paths first (unless ``fast=False``: they declined it
+    already), else the grammar (:class:`GrammarFailure`)."""
+    return read_json(GRAMMAR, text, _TRANSFORMER, budget=budget, fast=fast)
 
 
 def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
@@ -67,21 +71,24 @@ class JsonArray(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, self._parse, text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
 
-    def _parse(self, text: str) -> Extraction:
+    def _parse(self, text: str, limits: Limits) -> Extraction:
         reading = Reading(text)
+        budget = GrammarBudget.of(limits)
         body, _fenced = strip_code_fence(text)
         offset = text.find(body) if body else 0
+        declined = None  # the span the fast paths have read already, in vain
         if body[:1] in ("[", "{"):
-            value = fast_json(body)
-            if value is _MISSING:
-                value = lenient_json(body)
+            value = json_value(body)
             if isinstance(value, (list, dict)):
-                self._take(reading, value, (offset, offset + len(body)))
+                self._take(reading, value, (offset, offset + len(body)), budget)
                 return reading.extraction(empty_ok=isinstance(value, list))
-        spans = value_spans(body)
+            declined = (0, len(body))
+        found = scan_values(body, depth=bracket_depth(limits))
+        found.note(reading, offset)
+        spans = found.spans
         failures: list[tuple[GrammarFailure, int, bool]] = []
         array_span: tuple[int, int] | None = None
         arrays_ignored = 0
@@ -89,16 +96,16 @@ class JsonArray(Protocol):
         for start, end in spans:
             candidate = body[start:end]
             try:
-                value = read(candidate)
+                value = read(candidate, budget, fast=(start, end) != declined)
             except GrammarFailure as failure:
                 if candidate[0] == "[" and array_span is None:
-                    salvaged = self._salvage(reading, body, offset, start, end, failure)
+                    salvaged = self._salvage(reading, body, offset, start, end, failure, budget, found.depth)
                     if salvaged:
                         array_span = (start, end)
                         continue
                 failures.append((failure, offset + start, ":" in candidate))
                 continue
-            calls, other = calls_in(value)
+            calls, other = calls_in(value, budget)
             if isinstance(value, list):
                 if not calls and (value or len(spans) > 1):
                     continue  # a bracket in prose ("[1]"), not an array of calls
@@ -127,8 +134,8 @@ class JsonArray(Protocol):
         return reading.extraction(empty_ok=True)
 
     @staticmethod
-    def _take(reading: Reading, value: Any, span: tuple[int, int]) -> None:
-        calls, other = calls_in(value)
+    def _take(reading: Reading, value: Any, span: tuple[int, int], budget: GrammarBudget) -> None:
+        calls, other = calls_in(value, budget)
         reading.add(calls, span)
         if isinstance(value, dict):
             reading.note("a single call object without the array brackets" if calls
@@ -137,15 +144,16 @@ class JsonArray(Protocol):
             reading.note(f"{other} element(s) of the array are not call objects and were skipped")
 
     @staticmethod
-    def _salvage(reading: Reading, body: str, offset: int, start: int, end: int, failure: GrammarFailure) -> int:
+    def _salvage(reading: Reading, body: str, offset: int, start: int, end: int, failure: GrammarFailure,
+                 budget: GrammarBudget, depth: int | None) -> int:
         """The complete call objects of an array that does not parse as a whole (say, cut off)."""
         found = 0
-        for s, e in value_spans(body, start + 1, end, openers="{"):
+        for s, e in value_spans(body, start + 1, end, openers="{", depth=depth):
             try:
-                value = read(body[s:e])
+                value = read(body[s:e], budget)
             except GrammarFailure:
                 continue
-            found += reading.add(calls_in(value)[0], (offset + s, offset + e))
+            found += reading.add(calls_in(value, budget)[0], (offset + s, offset + e))
         if found:
             reading.failed(f"the array breaks off or is malformed; read the {found} complete call(s) before that",
                            failure, offset + start)

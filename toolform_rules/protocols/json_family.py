@@ -4,14 +4,16 @@ The JSON-family protocols (``json_array``, ``jsonl_call``, ``code_block_json``, 
 ``tool_call_tags``, ``two_step_call``, ``slot_fill_call``) all carry calls as JSON; they
 differ in what surrounds it.  This module holds the pieces they have in common:
 
-* :func:`value_spans` and :func:`find_outside` locate bracket groups and markers in one
-  linear, quote-aware scan (a ``</tool_call>`` or a code fence inside a JSON string is not
-  a marker);
-* :func:`read_json` reads one value: strict JSON through the C parser, then
+* :func:`scan_values` (:func:`value_spans`) and :func:`find_outside` locate bracket groups
+  and markers in one linear, quote-aware scan at C speed (a ``</tool_call>`` or a code fence
+  inside a JSON string is not a marker; a group nested deeper than :func:`bracket_depth`
+  gives the complete groups inside it instead, noted);
+* :func:`read_json` reads one value once: strict JSON through the C parser, then
   :func:`lenient_json` (JSON as models write it, rewritten token by token with the
   grammar's own readers and checked by the C parser), then the protocol's own grammar,
-  which also says where a reply stops being the format; :class:`Values` is the
-  transformer base for those grammars;
+  which also says where a reply stops being the format, within the reply's
+  :class:`GrammarBudget` (so Lark never reads more than a bounded part of a hostile
+  reply); :class:`Values` is the transformer base for those grammars;
 * :func:`relocate` turns a grammar failure on one candidate into a position in the reply;
 * :func:`calls_in` and :func:`native_calls` read call objects out of a JSON value;
 * :class:`Reading` collects calls and notes and makes the :class:`Extraction`.
@@ -22,7 +24,6 @@ Every grammar of the family imports ``json_values.lark``.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Callable, Iterable, Sequence
 
@@ -30,121 +31,112 @@ from ..calls import ToolCall
 from .base import Extraction, RawCall, internal_error
 from ..grammar import GrammarFailure, Transformer, parse
 from .json_object import call_from_object
-from .values import JsonValues, number, unquote
+from ..limits import DEFAULT_LIMITS, Limits
+from .values import (_MISSING, TOO_DEEP, GrammarBudget, JsonValues, _any_of, bracket_groups, brackets, fast_json,
+                     group_end, json_value, lenient_json)
 
-#: Candidates longer than this are read by the fast path only (the grammar is ~1 µs a character).
-MAX_GRAMMAR_CHARS = 200_000
 #: At most this many candidates are read from one reply.
 MAX_CANDIDATES = 1000
 
-_SPECIAL = re.compile(r"[{}\[\]\"'\\\n]")
-_MISSING: Any = object()
+
+def bracket_depth(limits: Limits = DEFAULT_LIMITS) -> int:
+    """How deep a bracket group may nest and still be read as a value: ``2 * limits.max_depth``.
+
+    A call's arguments nest at most ``Limits.max_depth`` levels (validation walks no deeper),
+    inside at most as many levels of envelope (an array of calls, a provider's response); a
+    deeper group is hostile or broken, and is not read as a whole (its complete inner groups are).
+
+    >>> bracket_depth()
+    128
+    """
+    return 2 * limits.max_depth
+
+
+class Spans:
+    """The bracket groups :func:`scan_values` found: ``spans`` to read, and where groups too deep to read begin."""
+
+    __slots__ = ("spans", "too_deep", "depth")
+
+    def __init__(self, spans: list[tuple[int, int]], too_deep: list[int], depth: int | None) -> None:
+        self.spans, self.too_deep, self.depth = spans, too_deep, depth
+
+    def note(self, reading: "Reading", offset: int = 0) -> None:
+        """Note the first group too deep to read (``offset``: where the scanned text starts in the reply)."""
+        if self.too_deep:
+            line = position(reading.text, offset + self.too_deep[0])[0]
+            more = f" (and {len(self.too_deep) - 1} more)" if len(self.too_deep) > 1 else ""
+            reading.note(f"the bracket group at line {line}{more} nests deeper than {self.depth} levels (twice "
+                         "Limits.max_depth): not read as a whole; the complete groups inside it were read")
+
+
+def scan_values(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
+                limit: int = MAX_CANDIDATES, depth: int | None = None) -> Spans:
+    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``.
+
+    ``{}`` and ``[]`` nest together, quotes are respected inside a group (a quote ends at a
+    newline, so a stray apostrophe cannot swallow the reply), and a group still open at the
+    end is returned up to the end (a truncated reply).  A group nested deeper than ``depth``
+    is not returned; the complete groups inside it are, in its place (see
+    :func:`~toolform_rules.protocols.values.bracket_groups`, which scans: linear, C speed).
+
+    >>> found = scan_values('[[[{"a": [1]}]]] [2]', depth=3)
+    >>> found.spans, found.too_deep
+    ([(2, 14), (17, 20)], [0])
+    """
+    spans: list[tuple[int, int]] = []
+    too_deep: list[int] = []
+    for begin, stop, what in bracket_groups(text, start, end, top=openers, depth=depth):
+        if what == TOO_DEEP:
+            too_deep.append(begin)
+            continue
+        spans.append((begin, stop))
+        if len(spans) >= limit:
+            break
+    return Spans(spans, too_deep, depth)
 
 
 def value_spans(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
-                limit: int = MAX_CANDIDATES) -> list[tuple[int, int]]:
-    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``.
-
-    One linear scan: ``{}`` and ``[]`` nest together, quotes are respected inside a group
-    (a quote ends at a newline, so a stray apostrophe cannot swallow the reply), and a
-    group still open at the end is returned up to the end (a truncated reply).
+                limit: int = MAX_CANDIDATES, depth: int | None = None) -> list[tuple[int, int]]:
+    """The spans of :func:`scan_values`.
 
     >>> value_spans('see [1] and {"a": "}"} then [{"b": 2}, ')
     [(4, 7), (12, 22), (28, 39)]
     >>> value_spans('see [1] and [{"a": 1}]', openers="{")
     [(13, 21)]
     """
-    n = len(text) if end is None else min(end, len(text))
-    spans: list[tuple[int, int]] = []
-    depth = 0
-    begin = -1
-    quote = ""
-    i = start
-    search = _SPECIAL.search
-    while i < n:
-        match = search(text, i, n)
-        if match is None:
-            break
-        i = match.start()
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote or ch == "\n":
-                quote = ""
-        elif ch == '"' or ch == "'":
-            if depth > 0 and (ch == '"' or not (i > 0 and text[i - 1].isalnum())):
-                quote = ch
-        elif ch == "{" or ch == "[":
-            if depth == 0:
-                if ch not in openers:  # a bracket of the other kind outside any group is prose
-                    i += 1
-                    continue
-                begin = i
-            depth += 1
-        elif (ch == "}" or ch == "]") and depth > 0:
-            depth -= 1
-            if depth == 0:
-                spans.append((begin, i + 1))
-                if len(spans) >= limit:
-                    return spans
-        i += 1
-    if depth > 0 and begin >= 0:
-        spans.append((begin, n))
-    return spans
+    return scan_values(text, start, end, openers=openers, limit=limit, depth=depth).spans
 
 
 def find_outside(text: str, needle: "re.Pattern[str]", start: int = 0, end: int | None = None) -> tuple[int, int]:
     """The first match of ``needle`` in ``text[start:end]`` that is not inside a bracket group.
 
-    Returns ``(begin, end)`` of the match, or ``(-1, -1)``.  Linear: the text is scanned once
-    for brackets and quotes while the pattern (a literal, ``re`` without backtracking) is
-    searched forward.  When a group never closes, a match inside it is not found here; the
-    caller falls back to a plain search.
+    Returns ``(begin, end)`` of the match, or ``(-1, -1)``.  Linear: the groups (found as
+    :func:`value_spans` finds them) and the pattern (a literal, ``re`` without backtracking)
+    are searched forward together, each once.  When a group never closes, a match inside it
+    is not found here; the caller falls back to a plain search.
 
     >>> find_outside('{"a": "</x>"} </x>', re.compile("</x>"))
     (14, 18)
     """
     n = len(text) if end is None else min(end, len(text))
-    pos = start
-    scan = start
-    depth = 0
-    quote = ""
-    search = _SPECIAL.search
+    kind = brackets("{[", "}]")
+    opener = _any_of("{[").search
+    pos = scanned = start  # where to look for the needle; where the groups are known up to (outside them)
     while pos < n:
         found = needle.search(text, pos, n)
         if found is None:
-            return -1, -1
+            break
         target = found.start()
-        # advance the bracket/quote state up to ``target``
-        while scan < target:
-            match = search(text, scan, target)
-            if match is None:
-                scan = target
+        while True:
+            group = opener(text, scanned, target)  # a group that opens before the match?
+            if group is None:
+                return found.start(), found.end()
+            scanned, closed, _ = group_end(text, group.start(), n, kind)
+            if not closed:
+                return -1, -1  # it runs to the end, the match and any other inside it
+            if scanned > target:
+                pos = scanned  # the match is inside the group: look again after it
                 break
-            i = match.start()
-            ch = text[i]
-            if quote:
-                if ch == "\\":
-                    scan = i + 2
-                    continue
-                if ch == quote or ch == "\n":
-                    quote = ""
-            elif ch == '"' or ch == "'":
-                if depth > 0 and (ch == '"' or not (i > 0 and text[i - 1].isalnum())):
-                    quote = ch
-            elif ch == "{" or ch == "[":
-                depth += 1
-            elif (ch == "}" or ch == "]") and depth > 0:
-                depth -= 1
-            scan = i + 1
-        if scan > target:  # an escape stepped over the match's first character
-            pos = scan
-            continue
-        if depth == 0 and not quote:
-            return found.start(), found.end()
-        pos = target + 1
     return -1, -1
 
 
@@ -190,93 +182,13 @@ class Values(JsonValues):
         return list(items)
 
 
-def fast_json(text: str) -> Any:
-    """``json.loads(text)``, or ``_MISSING`` when strict JSON does not read it."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return _MISSING
+def read_grammar(grammar: str, text: str, transformer: Transformer, start: str = "start", *,
+                 budget: GrammarBudget | None = None) -> Any:
+    """``text`` through ``grammar`` (from ``start``) and ``transformer``; a :class:`GrammarFailure` otherwise.
 
-
-# json_values.lark's tokens as one pattern, alternatives disjoint (no backtracking): a double-
-# quoted string, a single-quoted string, a word (true/True/...), SIGNED_NUMBER, a trailing comma
-# (after the end of a value, before a closing bracket), and any character no token starts with.
-# Punctuation and white space are not matched: they stay as they are.
-_LENIENT_TOKEN = re.compile(r"""
-    ("(?:[^"\\\n]|\\.)*")
-  | ('(?:[^'\\\n]|\\.)*')
-  | ([A-Za-z_][A-Za-z0-9_]*)
-  | ([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
-  | (?<=[\]}"'\w.]),(?=[ \t\f\r\n]*[}\]])
-  | ([^ \t\f\r\n{}\[\],:])
-""", re.VERBOSE)
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_WORDS = {"true": " true ", "True": " true ", "false": " false ", "False": " false ", "null": " null ",
-          "None": " null "}
-_LENIENT_DECODER = json.JSONDecoder(strict=False)
-
-
-class _NotLenientJson(Exception):
-    """A token the grammar has no terminal for."""
-
-
-def _strict_token(match: "re.Match[str]") -> str:
-    """One token of ``json_values.lark`` as strict JSON (read with the grammar's own readers)."""
-    double, single, word, numeral, stray = match.groups()
-    if double is not None:
-        return double if "\\" not in double else json.dumps(unquote(double))
-    if single is not None:
-        if "\\" in single or '"' in single:
-            return json.dumps(unquote(single))
-        return f'"{single[1:-1]}"'
-    if word is not None:
-        strict = _WORDS.get(word)
-        if strict is None:
-            raise _NotLenientJson
-        return strict
-    if numeral is not None:
-        if _JSON_NUMBER.fullmatch(numeral):
-            return f" {numeral} "
-        value = number(numeral)
-        if isinstance(value, float) and not math.isfinite(value):
-            return " Infinity " if value > 0 else " -Infinity "
-        return f" {value!r} "
-    if stray is not None:
-        raise _NotLenientJson
-    return ""  # a trailing comma
-
-
-def lenient_json(text: str) -> Any:
-    r"""JSON as models write it (``json_values.lark``) through the C parser, or ``_MISSING``.
-
-    Each token of the grammar is rewritten as strict JSON with the grammar's own readers
-    (:func:`~toolform_rules.protocols.values.unquote` for strings in either quote,
-    :func:`~toolform_rules.protocols.values.number` for ``1.``, ``+2``, ``007``), Python's
-    ``True``/``False``/``None`` become JSON's words, a trailing comma after a value goes,
-    and ``json`` checks the structure.  Anything else (a stray word, a quote that never
-    closes, a comma after white space) is ``_MISSING``: the grammar then reads it or says
-    where it stops.  A property test checks that this path and the grammar agree.
-
-    >>> lenient_json("{'a': True, 'b': [1., +2, None,], 'c': 'it\\'s',}")
-    {'a': True, 'b': [1.0, 2, None], 'c': "it's"}
-    >>> lenient_json("{'a': yes}") is _MISSING
-    True
+    ``budget``: the reply's :class:`GrammarBudget` (a fresh one of the default limits when none).
     """
-    try:
-        strict = _LENIENT_TOKEN.sub(_strict_token, text)
-    except (_NotLenientJson, ValueError):
-        return _MISSING
-    try:
-        return _LENIENT_DECODER.decode(strict)
-    except (ValueError, RecursionError):
-        return _MISSING
-
-
-def read_grammar(grammar: str, text: str, transformer: Transformer, start: str = "start") -> Any:
-    """``text`` through ``grammar`` (from ``start``) and ``transformer``; a :class:`GrammarFailure` otherwise."""
-    if len(text) > MAX_GRAMMAR_CHARS:
-        raise GrammarFailure(grammar, 1, 1, (), f"a candidate of {len(text)} characters, more than the grammar "
-                                                 f"reads ({MAX_GRAMMAR_CHARS})")
+    (GrammarBudget.of(DEFAULT_LIMITS) if budget is None else budget).spend(grammar, text)
     tree = parse(grammar, text, start)
     try:
         return transformer.transform(tree)
@@ -287,44 +199,46 @@ def read_grammar(grammar: str, text: str, transformer: Transformer, start: str =
 
 
 def read_json(grammar: str, text: str, transformer: Transformer, start: str = "start",
-              kinds: tuple[type, ...] = (dict, list)) -> Any:
+              kinds: tuple[type, ...] = (dict, list), *, budget: GrammarBudget | None = None, fast: bool = True) -> Any:
     """One JSON object or array as models write it: strict JSON, then :func:`lenient_json`, else ``grammar``.
 
     ``grammar``'s rule ``start`` reads the value (``transformer`` returns it); it also has the
-    last word on anything the fast paths read as another kind of value.
+    last word on anything the fast paths read as another kind of value.  ``fast=False``: the
+    fast paths already declined this text (it is read once by each reader).
     """
-    value = fast_json(text)
-    if value is _MISSING:
-        value = lenient_json(text)
+    value = json_value(text) if fast else _MISSING
     if isinstance(value, kinds):
         return value
-    return read_grammar(grammar, text, transformer, start)
+    return read_grammar(grammar, text, transformer, start, budget=budget)
 
 
-def call_of(obj: Any) -> tuple[str, dict[str, Any]] | None:
-    """:func:`~toolform_rules.protocols.json_object.call_from_object`, never raising (``None`` then)."""
+def call_of(obj: Any, budget: GrammarBudget | None = None) -> tuple[str, dict[str, Any]] | None:
+    """:func:`~toolform_rules.protocols.json_object.call_from_object`, never raising (``None`` then).
+
+    ``budget``: the reply's :class:`GrammarBudget`, for arguments written as a JSON string.
+    """
     try:
-        return call_from_object(obj)
+        return call_from_object(obj, budget=budget)
     except (GrammarFailure, RecursionError):
         return None
     except Exception:  # arguments text that the shared reader chokes on (a 5,000-digit number)
         return None
 
 
-def calls_in(value: Any) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+def calls_in(value: Any, budget: GrammarBudget | None = None) -> tuple[list[tuple[str, dict[str, Any]]], int]:
     """The calls a JSON value holds (an object, or an array of them) and how many elements were not calls.
 
     >>> calls_in([{"name": "f", "arguments": {"a": 1}}, 5])
     ([('f', {'a': 1})], 1)
     """
     if isinstance(value, dict):
-        found = call_of(value)
+        found = call_of(value, budget)
         return ([found], 0) if found is not None else ([], 1)
     if isinstance(value, list):
         calls = []
         other = 0
         for item in value:
-            found = call_of(item)
+            found = call_of(item, budget)
             if found is None:
                 other += 1
             else:
@@ -338,7 +252,7 @@ ENVELOPE_KEYS = ("tool_calls", "choices", "message", "delta", "content", "parts"
                  "functionCall", "function_call", "tool_use", "calls")
 
 
-def native_calls(value: Any, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
+def native_calls(value: Any, depth: int = 0, budget: GrammarBudget | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The calls of a provider response, wherever its envelope puts them.
 
     >>> native_calls({"tool_calls": [{"id": "c1", "type": "function",
@@ -355,7 +269,7 @@ def native_calls(value: Any, depth: int = 0) -> list[tuple[str, dict[str, Any]]]
     if isinstance(value, list):
         out: list[tuple[str, dict[str, Any]]] = []
         for item in value[:MAX_CANDIDATES]:
-            out.extend(native_calls(item, depth + 1))
+            out.extend(native_calls(item, depth + 1, budget))
         return out
     if not isinstance(value, dict):
         return []
@@ -363,11 +277,11 @@ def native_calls(value: Any, depth: int = 0) -> list[tuple[str, dict[str, Any]]]
     for key in ENVELOPE_KEYS:
         inner = value.get(key)
         if isinstance(inner, (dict, list)):
-            out.extend(native_calls(inner, depth + 1))
+            out.extend(native_calls(inner, depth + 1, budget))
     if out:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
         return out
     if value.get("type") not in ("text", "thinking", "reasoning"):
-        found = call_of(value)
+        found = call_of(value, budget)
         if found is not None:
             return [found]
     return []
@@ -440,19 +354,22 @@ def report_failure(reading: Reading, failures: Sequence[tuple[GrammarFailure, in
 
 
 def read_candidates(body: str, offset: int, grammar: str, transformer: Transformer, start: str = "candidate",
-                    spans: Sequence[tuple[int, int]] | None = None
+                    spans: Sequence[tuple[int, int]] | None = None, *, budget: GrammarBudget | None = None,
+                    declined: tuple[int, int] | None = None
                     ) -> tuple[list[tuple[tuple[int, int], Any]], list[tuple[GrammarFailure, int, bool]]]:
-    """Each bracket group of ``body`` read as one value (fast paths, then ``grammar`` from ``start``).
+    """Each bracket group of ``body`` read once, as one value (fast paths, then ``grammar`` from ``start``).
 
     Returns the values with their spans in the reply (``body`` starts at ``offset``), and the
-    failures as :func:`report_failure` takes them.
+    failures as :func:`report_failure` takes them.  ``budget``: the reply's :class:`GrammarBudget`;
+    ``declined``: a span of ``body`` the fast paths have already declined (the whole reply, say).
     """
+    budget = GrammarBudget.of(DEFAULT_LIMITS) if budget is None else budget
     values: list[tuple[tuple[int, int], Any]] = []
     failures: list[tuple[GrammarFailure, int, bool]] = []
     for s, e in value_spans(body) if spans is None else spans:
         candidate = body[s:e]
         try:
-            value = read_json(grammar, candidate, transformer, start)
+            value = read_json(grammar, candidate, transformer, start, budget=budget, fast=(s, e) != declined)
         except GrammarFailure as failure:
             failures.append((failure, offset + s, ":" in candidate))
             continue
@@ -471,6 +388,7 @@ def only_whitespace(text: str, spans: Sequence[tuple[int, int]], start: int = 0,
     return not text[pos:end].strip()
 
 
-__all__ = ["ENVELOPE_KEYS", "MAX_CANDIDATES", "MAX_GRAMMAR_CHARS", "Reading", "Values", "call_json", "call_of",
-           "calls_in", "fast_json", "find_outside", "guarded", "lenient_json", "native_calls", "only_whitespace",
-           "position", "read_candidates", "read_grammar", "read_json", "relocate", "report_failure", "value_spans"]
+__all__ = ["ENVELOPE_KEYS", "MAX_CANDIDATES", "GrammarBudget", "Reading", "Spans", "Values", "bracket_depth",
+           "call_json", "call_of", "calls_in", "fast_json", "find_outside", "guarded", "lenient_json", "native_calls",
+           "only_whitespace", "position", "read_candidates", "read_grammar", "read_json", "relocate", "report_failure",
+           "scan_values", "value_spans"]

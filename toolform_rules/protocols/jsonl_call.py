@@ -20,11 +20,12 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from .json_family import (_MISSING, Reading, Values, call_json, calls_in, fast_json, guarded, lenient_json,
-                          read_candidates, read_grammar, report_failure, value_spans)
-from .values import strip_code_fence
+from .json_family import (_MISSING, MAX_CANDIDATES, GrammarBudget, Reading, Values, bracket_depth, call_json, calls_in,
+                          fast_json, guarded, lenient_json, read_candidates, read_grammar, report_failure, scan_values)
+from .values import json_value, strip_code_fence
 
 GRAMMAR = "jsonl_call"
 
@@ -65,25 +66,28 @@ class JsonlCall(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, self._parse, text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
 
-    def _parse(self, text: str) -> Extraction:
+    def _parse(self, text: str, limits: Limits) -> Extraction:
         reading = Reading(text)
+        budget = GrammarBudget.of(limits)
         body, _fenced = strip_code_fence(text)
         offset = text.find(body) if body else 0
         if not body:
             return reading.extraction(empty_ok=True)
-        if body[0] == "{" and self._lines(reading, body, offset):
+        if body[0] == "{" and self._lines(reading, body, offset, budget):
             return reading.extraction()
-        spans = value_spans(body)
-        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans)
+        found = scan_values(body, depth=bracket_depth(limits))
+        found.note(reading, offset)
+        spans = found.spans
+        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans, budget=budget)
         read = dict(values)
         previous_end = offset
         layout_notes: list[str] = []
         for start, end in ((offset + s, offset + e) for s, e in spans):
             value = read.get((start, end), _MISSING)
-            calls, other = calls_in(value) if value is not _MISSING else ([], 0)
+            calls, other = calls_in(value, budget) if value is not _MISSING else ([], 0)
             if isinstance(value, list) and not calls:
                 continue  # a bracket in prose ("[1]"), not a call
             reading.add(calls, (start, end))
@@ -110,26 +114,33 @@ class JsonlCall(Protocol):
         return reading.extraction()
 
     @staticmethod
-    def _lines(reading: Reading, body: str, offset: int) -> bool:
-        """The fast paths: every non-blank line is one call object (strict JSON, else the lenient path)."""
-        found = []
+    def _lines(reading: Reading, body: str, offset: int, budget: GrammarBudget) -> bool:
+        """The fast paths: every non-blank line is one call object (strict JSON, else the lenient path).
+
+        At most :data:`MAX_CANDIDATES` lines are read (as many as the other paths read); more are noted.
+        """
+        found: list[tuple[list[tuple[str, dict[str, Any]]], tuple[int, int]]] = []
         position = offset
+        more = False
         for line in body.split("\n"):
             if line.strip():
+                if len(found) == MAX_CANDIDATES:
+                    more = True
+                    break
                 if line.lstrip()[:1] != "{":
                     return False
-                value = fast_json(line)
+                value = json_value(line)
                 if not isinstance(value, dict):
-                    value = lenient_json(line)
-                    if not isinstance(value, dict):
-                        return False
-                call = calls_in(value)[0]
+                    return False
+                call = calls_in(value, budget)[0]
                 if not call:
                     return False
                 found.append((call, (position, position + len(line))))
             position += len(line) + 1
         for call, span in found:
             reading.add(call, span)
+        if more:
+            reading.note(f"the reply holds more than {MAX_CANDIDATES} lines; the first {MAX_CANDIDATES} were read")
         return True
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

@@ -19,11 +19,12 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from .json_family import (Reading, Values, call_json, fast_json, guarded, lenient_json, native_calls,
-                          only_whitespace, read_candidates, read_grammar, report_failure, value_spans)
-from .values import strip_code_fence
+from .json_family import (GrammarBudget, Reading, Values, bracket_depth, call_json, fast_json, guarded, lenient_json,
+                          native_calls, only_whitespace, read_candidates, read_grammar, report_failure, scan_values)
+from .values import json_value, strip_code_fence
 
 GRAMMAR = "native"
 
@@ -67,26 +68,29 @@ class Native(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, self._parse, text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
 
-    def _parse(self, text: str) -> Extraction:
+    def _parse(self, text: str, limits: Limits) -> Extraction:
         reading = Reading(text)
+        budget = GrammarBudget.of(limits)
         body, fenced = strip_code_fence(text)
         offset = text.find(body) if body else 0
         if fenced:
             reading.note("the JSON is inside a code fence", breaks_format=False)
         if body[:1] in ("{", "["):
-            value = fast_json(body)
-            if not isinstance(value, (dict, list)):
-                value = lenient_json(body)
+            value = json_value(body)
             if isinstance(value, (dict, list)):
-                self._take(reading, value, (offset, offset + len(body)))
+                self._take(reading, value, (offset, offset + len(body)), budget)
                 return reading.extraction()
-        spans = value_spans(body)
-        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans)
+        declined = (0, len(body)) if body[:1] in ("{", "[") else None  # read in vain just now
+        found = scan_values(body, depth=bracket_depth(limits))
+        found.note(reading, offset)
+        spans = found.spans
+        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans, budget=budget,
+                                           declined=declined)
         for span, value in values:
-            if not self._take(reading, value, span, quiet=isinstance(value, list)):
+            if not self._take(reading, value, span, budget, quiet=isinstance(value, list)):
                 reading.compliant = False
         if not only_whitespace(body, spans):
             reading.note("the reply holds text besides the JSON")
@@ -96,8 +100,9 @@ class Native(Protocol):
         return reading.extraction()
 
     @staticmethod
-    def _take(reading: Reading, value: Any, span: tuple[int, int], *, quiet: bool = False) -> int:
-        found = reading.add(native_calls(value), span)
+    def _take(reading: Reading, value: Any, span: tuple[int, int], budget: GrammarBudget, *,
+              quiet: bool = False) -> int:
+        found = reading.add(native_calls(value, budget=budget), span)
         if not found and not quiet:
             reading.note("a JSON value that holds no call was skipped")
         return found

@@ -17,8 +17,8 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (PythonFamily, PythonValues, call_names, fast_calls, guarded, leftover_note, list_candidates,
-                          outside, python_call_text, strip_fence)
+from .code_family import (Budget, PythonFamily, PythonValues, call_names, fast_calls, guarded, leftover_note,
+                          list_candidates, outside, python_call_text, strip_fence)
 
 
 class PythonListValues(PythonValues):
@@ -36,15 +36,15 @@ class PythonListCall(PythonFamily):
     transformer = PythonListValues
 
     @guarded
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
         body, offset = strip_fence(text)
         notes: list[str] = []
-        whole = fast_calls(body, "list") if body.startswith("[") else None
+        whole = fast_calls(body, "list", budget) if body.startswith("[") else None
         if whole is not None and not any(c.bare for c in whole):
             if not whole:
                 notes.append("an empty list: the reply calls no tool")
             return Extraction(tuple(self.finish(whole, tools, notes, offset)), tuple(notes), True)
-        lists, spans, failed = list_candidates(self, body, notes)
+        lists, spans, failed = list_candidates(self, body, notes, budget)
         if lists:
             if len(lists) > 1:
                 notes.append(f"the reply holds {len(lists)} lists of calls where one was expected; all were read")
@@ -56,7 +56,7 @@ class PythonListCall(PythonFamily):
             if not found and compliant:
                 notes.append("an empty list: the reply calls no tool")
             return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
-        found = self.prose_calls(body, tools, notes)
+        found = self.prose_calls(body, tools, notes, budget)
         if found:
             notes.append("the calls are not in a bracketed list")
         return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), False)

@@ -19,14 +19,13 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (CallSyntax, Items, PythonFamily, PythonValues, call_names, fast_calls, grammar_read, guarded,
-                          leftover_note, outside, python_call_text)
+from .code_family import (Budget, CallSyntax, Items, PythonFamily, PythonValues, call_names, fast_calls, grammar_read,
+                          guarded, leftover_note, outside, python_call_text)
 from ..grammar import GrammarFailure
 from .json_object import call_from_object
 
 TAG = "<|python_tag|>"
 ENDS = ("<|eom_id|>", "<|eot_id|>")
-MAX_SEGMENTS = 256
 
 
 def _object_call(obj: Any) -> CallSyntax | None:
@@ -72,21 +71,19 @@ class PythonTag(PythonFamily):
     transformer = PythonTagValues
 
     @guarded
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
         notes: list[str] = []
         first = text.find(TAG)
         if first < 0:
-            return self._untagged(text, tools, notes)
+            return self._untagged(text, tools, notes, budget)
         compliant = not text[:first].strip()
         if not compliant:
             notes.append(leftover_note(text[:first], "the marked calls"))
         found: list[CallSyntax] = []
-        budget = [64]
         pos = first
-        segments = 0
         while pos >= 0:
-            segments += 1
-            if segments > MAX_SEGMENTS:
+            budget.segments -= 1
+            if budget.segments < 0:
                 notes.append("stopped reading: too many markers")
                 compliant = False
                 break
@@ -113,7 +110,7 @@ class PythonTag(PythonFamily):
         return Extraction(tuple(self.finish(found, tools, notes)), tuple(notes), compliant)
 
     def _segment(self, text: str, start: int, end: int, tools: Toolset | None, notes: list[str],
-                 budget: list[int]) -> tuple[list[CallSyntax], bool]:
+                 budget: Budget) -> tuple[list[CallSyntax], bool]:
         """The calls of one segment ``text[start:end]`` (spans in the reply), and whether it was
         read as a whole."""
         content = text[start:end]
@@ -132,17 +129,17 @@ class PythonTag(PythonFamily):
             if calls:
                 calls[0].span = (0, len(body))
         if calls is None and body.endswith((")", "]", ";")):  # else prose follows: read call by call
-            calls = fast_calls(body, "list" if body.startswith("[") else "lines")
+            calls = fast_calls(body, "list" if body.startswith("[") else "lines", budget)
         if calls is None:
             # calls followed by prose, or syntax only the grammar reads: each call on its own
             mark = len(notes)
-            found = self.prose_calls(text, tools, notes, start=base, end=end, budget=budget)
+            found = self.prose_calls(text, tools, notes, budget, start=base, end=end)
             rest = outside(text[base:end], [(c.span[0] - base, c.span[1] - base) for c in found if c.span])
             if found and any(ch.isalpha() for ch in rest):  # calls, then prose: the grammar would not read it
                 notes.append(leftover_note(rest, "the marked calls"))
                 return found, False
             try:
-                calls = grammar_read(self.grammar, self.transformer(), TAG + body)
+                calls = grammar_read(self.grammar, self.transformer(), TAG + body, budget)
                 del notes[mark:]
             except GrammarFailure as err:
                 if found:
@@ -157,15 +154,15 @@ class PythonTag(PythonFamily):
             call.span = (base + call.span[0], base + call.span[1]) if call.span else (base, base + len(body))
         return calls, not any(c.bare for c in calls)
 
-    def _untagged(self, text: str, tools: Toolset | None, notes: list[str]) -> Extraction:
+    def _untagged(self, text: str, tools: Toolset | None, notes: list[str], budget: Budget) -> Extraction:
         body = text.strip()
-        calls = fast_calls(body, "list" if body.startswith("[") else "lines") if body else None
+        calls = fast_calls(body, "list" if body.startswith("[") else "lines", budget) if body else None
         if calls:
             base = text.find(body)
             for call in calls:
                 call.span = (base + call.span[0], base + call.span[1]) if call.span else None
         else:
-            calls = self.prose_calls(text, tools, notes)
+            calls = self.prose_calls(text, tools, notes, budget)
         if calls:
             notes.append("the calls are not after a <|python_tag|> marker")
         return Extraction(tuple(self.finish(calls, tools, notes)), tuple(notes), False)

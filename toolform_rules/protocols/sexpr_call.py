@@ -24,16 +24,17 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Object, Pair, PythonFamily, call_names,
-                          grammar_read, guarded, leftover_note, literal_heads, outside, resolve, strip_fence)
+from .code_family import (SCAN_SPENT, UNREAD, Budget, CallSyntax, Closer, Heads, Items, Object, Pair, PythonFamily,
+                          Quoting, call_names, grammar_read, guarded, leftover_note, outside, resolve, strip_fence)
 from ..grammar import GrammarFailure, Transformer
 from .values import unquote
 
 _SYMBOL_CHARS = r"[\w.\-*/!?<>=$%&+]"
 #: a candidate: "(" and a head symbol
 SEXPR_HEAD = re.compile(r"\([ \t\r\n]*+([^\W\d]" + _SYMBOL_CHARS + r"*+)(?=[\s)\"\[{(:,;])")
-SEXPR_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.S)
-_SEXPR_STOPS = re.compile(r'[()\[\]{}"]')
+SEXPR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.S)
+#: the s-expression's strings for the bracket matcher (a backslash escapes; lines may break inside)
+SEXPR_QUOTING = Quoting(SEXPR_STRING, '"', {'"': r'"(?:[^"\\]++|\\.)*+'})
 _SYMBOL = re.compile(r"[^\W\d]" + _SYMBOL_CHARS + r"*")
 WORDS = {"true": True, "false": False, "null": None, "nil": None}
 
@@ -233,15 +234,15 @@ class SexprCall(PythonFamily):
     grammar = "sexpr_call"
     transformer = SexprValues
 
-    def read(self, text: str, shape: str = "sexpr", grammar: str | None = None) -> list[CallSyntax]:
+    def read(self, text: str, shape: str = "sexpr", budget: Budget | None = None) -> list[CallSyntax]:
         calls = fast_sexprs(text)
         if calls is not None:
             return calls
-        result: list[CallSyntax] = grammar_read(self.grammar, SexprValues(), text)
+        result: list[CallSyntax] = grammar_read(self.grammar, SexprValues(), text, budget)
         return result
 
     @guarded
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
         body, offset = strip_fence(text)
         notes: list[str] = []
         whole = fast_sexprs(body) if body.startswith("(") else None
@@ -251,20 +252,22 @@ class SexprCall(PythonFamily):
         spans: list[tuple[int, int]] = []
         failure = ""
         covered = 0
-        attempts = 0
         skipped: list[str] = []
-        closer = Closer(body, SEXPR_STRING, _SEXPR_STOPS)
-        heads = literal_heads(body, "(", SEXPR_HEAD)
+        closer = Closer(body, SEXPR_QUOTING, budget)
+        heads = Heads(body, SEXPR_HEAD)
         for m in heads:
             start = m.start()
             if start < covered:
                 continue
+            if budget.heads <= 0:
+                notes.append("stopped looking for calls: too many candidates")
+                break
+            budget.heads -= 1
             if tools is not None and resolve(m.group(1), tools)[0] is None:
                 if len(skipped) < 5 and m.group(1) not in skipped:
                     skipped.append(m.group(1))
                 continue
-            attempts += 1
-            if attempts > MAX_ATTEMPTS:
+            if not budget.candidate():
                 notes.append("stopped looking for calls: too many candidates")
                 break
             quick = fast_sexpr_at(body, start)
@@ -272,9 +275,13 @@ class SexprCall(PythonFamily):
                 calls, stop = [quick[0]], quick[1]
             else:
                 close = closer.close(start)
+                if close == UNREAD:  # as for a call that never closes: the calls after it are still looked for
+                    failure = failure or f"the call at character {start} could not be read: {SCAN_SPENT}"
+                    covered = m.end()
+                    continue
                 stop = close if close >= 0 else len(body)
                 try:
-                    calls = grammar_read(self.grammar, SexprValues(), body[start:stop])
+                    calls = grammar_read(self.grammar, SexprValues(), body, budget, (start, stop))
                 except GrammarFailure as err:
                     failure = failure or f"the call at character {start} could not be read: {err.describe()}"
                     covered = m.end()

@@ -20,12 +20,13 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Schema, Tool
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
-from .json_family import (Reading, Values, calls_in, fast_json, guarded, lenient_json, only_whitespace,
-                          read_candidates, read_grammar, report_failure, value_spans)
-from .values import strip_code_fence
+from .json_family import (_MISSING, GrammarBudget, Reading, Values, bracket_depth, calls_in, fast_json, guarded,
+                          lenient_json, only_whitespace, read_candidates, read_grammar, report_failure, scan_values)
+from .values import json_value, strip_code_fence
 
 GRAMMAR = "slot_fill_call"
 
@@ -113,29 +114,34 @@ class SlotFillCall(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, self._parse, text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
 
-    def _parse(self, text: str) -> Extraction:
+    def _parse(self, text: str, limits: Limits) -> Extraction:
         reading = Reading(text)
+        budget = GrammarBudget.of(limits)
         body, _fenced = strip_code_fence(text)
         offset = text.find(body) if body else 0
+        declined = None  # the span the fast paths have read already, in vain
         if body[:1] == "{":
-            value = fast_json(body)
-            if not isinstance(value, dict):
-                value = lenient_json(body)  # neither path reads a placeholder left unquoted
+            value = json_value(body)  # neither path reads a placeholder left unquoted
             if isinstance(value, dict):
-                self._take(reading, value, (offset, offset + len(body)), slots="<" in body)
+                self._take(reading, value, (offset, offset + len(body)), budget, slots="<" in body)
                 return reading.extraction()
-        spans = value_spans(body)
-        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans)
+            if value is _MISSING:
+                declined = (0, len(body))
+        found = scan_values(body, depth=bracket_depth(limits))
+        found.note(reading, offset)
+        spans = found.spans
+        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans, budget=budget,
+                                           declined=declined)
         for span, value in values:
             slots = any(mark in text[span[0]:span[1]] for mark in ("<", "...", "…"))
             if isinstance(value, list):
-                if self._take(reading, value, span, quiet=True, slots=slots):
+                if self._take(reading, value, span, budget, quiet=True, slots=slots):
                     reading.note("an array of calls, not one filled skeleton per call")
             else:
-                self._take(reading, value, span, slots=slots)
+                self._take(reading, value, span, budget, slots=slots)
         if not only_whitespace(body, spans):
             reading.note("the reply holds text besides the filled skeleton")
         report_failure(reading, failures, "no filled skeleton could be read", "a JSON candidate could not be read")
@@ -144,10 +150,10 @@ class SlotFillCall(Protocol):
         return reading.extraction()
 
     @staticmethod
-    def _take(reading: Reading, value: Any, span: tuple[int, int], *, quiet: bool = False,
+    def _take(reading: Reading, value: Any, span: tuple[int, int], budget: GrammarBudget, *, quiet: bool = False,
               slots: bool = True) -> int:
         """Add the calls of ``value``; ``slots=False`` when the text cannot hold a placeholder (no ``<``)."""
-        calls, _other = calls_in(value)
+        calls, _other = calls_in(value, budget)
         if not calls and not quiet:
             reading.note("a JSON object that names no tool was skipped")
         for name, arguments in calls:

@@ -24,23 +24,30 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (MAX_ATTEMPTS, CallSyntax, Closer, Items, Pair, PythonFamily, Reject, call_names,
-                          grammar_read, guarded, leftover_note, literal_heads, outside, strip_fence)
+from .code_family import (SCAN_SPENT, UNREAD, Budget, CallSyntax, Closer, Heads, Items, Pair, PythonFamily, Quoting,
+                          Reject, call_names, grammar_read, guarded, leftover_note, outside, strip_fence)
 from ..grammar import GrammarFailure, Transformer
 from .values import unquote
 
 #: where a statement starts: SELECT/CALL, an optional "* FROM", the function's name and "("
-STATEMENT_HEAD = re.compile(r"(?<![\w.$])(?i:select\s++(?:\*\s*+from\s++)?|call\s++)"
-                            r"[^\W\d][\w$]*+(?:\.[^\W\d][\w$]*+)*+\s*+\(")
-SQL_STRING = re.compile(r"[eE]'(?:[^'\\]|\\.|'')*+'|'(?:[^']|'')*+'|\"(?:[^\"\\]|\\.|\"\")*+\"", re.S)
-_SQL_STOPS = re.compile(r"[eE]'|[()\[\]{}\"']")
+#: (written to begin with a character class, not a lookbehind: the search then jumps from one
+#: "s" or "c" to the next in C)
+STATEMENT_HEAD = re.compile(r"[sScC](?<![\w.$][sScC])(?:(?<=[sS])(?i:elect)\s++(?:\*\s*+(?i:from)\s++)?"
+                            r"|(?<=[cC])(?i:all)\s++)[^\W\d][\w$]*+(?:\.[^\W\d][\w$]*+)*+\s*+\(")
+SQL_STRING = re.compile(r"[eE]'(?:[^'\\]++|\\.|'')*+'|'(?:[^']++|'')*+'|\"(?:[^\"\\]++|\\.|\"\")*+\"", re.S)
+#: SQL's strings for the bracket matcher: a quote is escaped by doubling it (and by a
+#: backslash in E'...' and "..."); where one cannot be read, none opened further on can, or
+#: it holds only quotes
+SQL_QUOTING = Quoting(SQL_STRING, "\"'", {"e'": r"[eE]'(?:[^'\\]++|\\.|'')*+", "E'": r"[eE]'(?:[^'\\]++|\\.|'')*+",
+                                         "'": r"'(?:[^']++|'')*+", '"': r'"(?:[^"\\]++|\\.|"")*+'},
+                      prefixes={"'": "eE"})
 _END = re.compile(r"(?:[ \t]*+::[ \t]*+\w++(?:\[\])*+)*+[ \t]*+;?")
 
 # the fast path: the plain form only
 _FAST_HEAD = re.compile(r"\s*+(?i:select)\s++([^\W\d][\w$]*+(?:\.[^\W\d][\w$]*+)*+)\s*+\(\s*+")
 _FAST_ARG = re.compile(
     r"(?:([^\W\d][\w$]*+)\s*+(?:=>|:=)\s*+)?"
-    r"(?:'((?:[^']|'')*+)'|([+-]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?)(?![\w.])|(?i:(true|false|null))(?!\w))"
+    r"(?:'((?:[^']++|'')*+)'|([+-]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?)(?![\w.])|(?i:(true|false|null))(?!\w))"
     r"\s*+([,)])\s*+")
 _FAST_TAIL: Any = re.compile(r"\s*+;?\s*+")  # matches everywhere
 _KEYWORDS = {"true": True, "false": False, "null": None}
@@ -263,15 +270,15 @@ class SqlCall(PythonFamily):
     grammar = "sql_call"
     transformer = SqlValues
 
-    def read(self, text: str, shape: str = "statement", grammar: str | None = None) -> list[CallSyntax]:
+    def read(self, text: str, shape: str = "statement", budget: Budget | None = None) -> list[CallSyntax]:
         call = fast_statement(text)
         if call is not None:
             return [call]
-        result = grammar_read(self.grammar, SqlValues(), text)
+        result = grammar_read(self.grammar, SqlValues(), text, budget)
         return result
 
     @guarded
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
         body, offset = strip_fence(text)
         notes: list[str] = []
         whole = fast_statements(body)
@@ -285,17 +292,15 @@ class SqlCall(PythonFamily):
         found: list[CallSyntax] = []
         spans: list[tuple[int, int]] = []
         failed = False
-        attempts = 0
         covered = 0
         text = body
-        closer = Closer(text, SQL_STRING, _SQL_STOPS)
-        heads = literal_heads(text, ("select", "call"), STATEMENT_HEAD, lowered=text.lower())
+        closer = Closer(text, SQL_QUOTING, budget)
+        heads = Heads(text, STATEMENT_HEAD)
         for m in heads:
             start = m.start()
             if start < covered:
                 continue
-            attempts += 1
-            if attempts > MAX_ATTEMPTS:
+            if not budget.candidate():
                 notes.append("stopped looking for statements: too many candidates")
                 break
             quick = fast_statement_at(text, start)
@@ -303,17 +308,22 @@ class SqlCall(PythonFamily):
                 calls, stop = [quick[0]], len(text[:quick[1]].rstrip())
             else:
                 close = closer.close(m.end() - 1)
+                if close == UNREAD:  # as for a statement that never closes: what follows may lie inside it
+                    notes.append(f"the statement at character {start} could not be read: {SCAN_SPENT}")
+                    failed = True
+                    break
                 if close < 0:
                     stop = len(text)
                 else:
                     tail = _END.match(text, close)
                     stop = tail.end() if tail is not None else close
                 try:
-                    calls = grammar_read(self.grammar, SqlValues(), text[start:stop])
+                    calls = grammar_read(self.grammar, SqlValues(), text, budget, (start, stop))
                 except GrammarFailure as err:
                     notes.append(f"the statement at character {start} could not be read: {err.describe()}")
                     failed = True
                     covered = stop
+                    heads.skip_to(stop)
                     continue
             for call in calls:
                 call.span = (start, stop)

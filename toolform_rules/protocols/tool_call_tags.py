@@ -26,12 +26,13 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import GrammarFailure
-from .json_family import (_MISSING, Reading, Values, call_json, calls_in, fast_json, find_outside, guarded,
-                          lenient_json, read_candidates, read_grammar, report_failure)
-from .values import strip_code_fence
+from .json_family import (_MISSING, GrammarBudget, Reading, Values, bracket_depth, call_json, calls_in, find_outside,
+                          guarded, read_candidates, read_grammar, report_failure, scan_values)
+from .values import json_value, strip_code_fence
 
 GRAMMAR = "tool_call_tags"
 OPEN = re.compile(r"<tool_call>", re.IGNORECASE)
@@ -62,19 +63,17 @@ def _read_fast(text: str) -> Any:
         stripped = strip_code_fence(stripped)[0]
     if stripped[:1] not in ("{", "["):
         return _MISSING
-    for read in (fast_json, lenient_json):
-        value = read(stripped)
-        if isinstance(value, (dict, list)):
-            return value
-    return _MISSING
+    value = json_value(stripped)
+    return value if isinstance(value, (dict, list)) else _MISSING
 
 
-def read_body(text: str) -> list:
-    """The values a tag's content holds: one value through the fast paths, else the grammar's ``body``."""
-    value = _read_fast(text)
+def read_body(text: str, budget: GrammarBudget | None = None, *, fast: bool = True) -> list:
+    """The values a tag's content holds: one value through the fast paths, else the grammar's ``body``
+    (``fast=False``: the fast paths declined it already)."""
+    value = _read_fast(text) if fast else _MISSING
     if value is not _MISSING:
         return [value]
-    return read_grammar(GRAMMAR, text, _TRANSFORMER, "body")
+    return read_grammar(GRAMMAR, text, _TRANSFORMER, "body", budget=budget)
 
 
 def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
@@ -83,10 +82,12 @@ def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
             for call in calls_in(value)[0]]
 
 
-def blocks(text: str) -> list[tuple[int, int, int, int, bool, Any]]:
+def blocks(text: str, declined: set[tuple[int, int]] | None = None) -> list[tuple[int, int, int, int, bool, Any]]:
     """Each tagged call: (tag start, content start, content end, block end, closed, value).
 
-    ``value`` is the content's JSON when a fast path already read it (``_MISSING`` if not).
+    ``value`` is the content's JSON when a fast path already read it (``_MISSING`` if not);
+    ``declined`` (when given) gets the (content start, content end) of each content the fast
+    paths read in vain, so that they do not read it again.
 
     >>> [b[:5] for b in blocks('<tool_call>{"a": "</tool_call>"}</tool_call><tool_call>{}')]
     [(0, 11, 32, 44, True), (44, 55, 57, 57, False)]
@@ -99,8 +100,10 @@ def blocks(text: str) -> list[tuple[int, int, int, int, bool, Any]]:
         start, content = match.start(), match.end()
         tag = EITHER.search(text, content)
         value: Any = _MISSING
+        tried = (-1, -1)
         if tag is not None:
             value = _read_fast(text[content:tag.start()])
+            tried = (content, tag.start())
             if value is _MISSING and scan_to_end:  # the next tag may stand inside a string: look outside
                 begin, end = find_outside(text, EITHER, content)
                 if begin >= 0:
@@ -110,6 +113,8 @@ def blocks(text: str) -> list[tuple[int, int, int, int, bool, Any]]:
                     value = _read_fast(text[content:])
                     if value is not _MISSING:
                         tag = None
+        if declined is not None and value is _MISSING and tried == (content, n if tag is None else tag.start()):
+            declined.add(tried)
         if tag is None:
             found.append((start, content, n, n, False, value))
             break
@@ -128,14 +133,16 @@ class ToolCallTags(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, self._parse, text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
 
-    def _parse(self, text: str) -> Extraction:
+    def _parse(self, text: str, limits: Limits) -> Extraction:
         reading = Reading(text)
-        found = blocks(text)
+        budget = GrammarBudget.of(limits)
+        declined: set[tuple[int, int]] = set()
+        found = blocks(text, declined)
         if not found:
-            return self._bare(reading, text)
+            return self._bare(reading, text, limits, budget)
         failures: list[tuple[GrammarFailure, int, bool]] = []
         previous_end = 0
         outside = False
@@ -148,12 +155,13 @@ class ToolCallTags(Protocol):
                 reading.note(f"<tool_call> {number} is empty")
                 continue
             try:
-                values = [value] if value is not _MISSING else read_body(text[content:end])
+                values = [value] if value is not _MISSING else read_body(text[content:end], budget,
+                                                                         fast=(content, end) not in declined)
             except GrammarFailure as failure:
                 failures.append((failure, content, ":" in text[content:end]))
                 continue
             for item in values:
-                calls, other = calls_in(item)
+                calls, other = calls_in(item, budget)
                 reading.add(calls, (start, block_end))
                 if other and not calls:
                     reading.note(f"<tool_call> {number} holds JSON that names no tool")
@@ -163,11 +171,13 @@ class ToolCallTags(Protocol):
         return reading.extraction()
 
     @staticmethod
-    def _bare(reading: Reading, text: str) -> Extraction:
+    def _bare(reading: Reading, text: str, limits: Limits, budget: GrammarBudget) -> Extraction:
         """No tag at all: the call objects standing bare in the reply, noted."""
-        values, failures = read_candidates(text, 0, GRAMMAR, _TRANSFORMER)
+        spans = scan_values(text, depth=bracket_depth(limits))
+        spans.note(reading)
+        values, failures = read_candidates(text, 0, GRAMMAR, _TRANSFORMER, spans=spans.spans, budget=budget)
         for span, value in values:
-            reading.add(calls_in(value)[0], span)
+            reading.add(calls_in(value, budget)[0], span)
         reading.note("the reply has no <tool_call> tag" + ("; read the bare JSON instead" if reading.calls else ""))
         report_failure(reading, failures, "no JSON could be read", "a JSON candidate could not be read")
         return reading.extraction()

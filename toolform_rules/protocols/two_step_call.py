@@ -24,12 +24,13 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from .. import grammar
 from ..grammar import GrammarFailure
-from .json_family import (Reading, Values, fast_json, guarded, read_grammar, read_json, report_failure,
-                          value_spans)
+from .json_family import (MAX_CANDIDATES, GrammarBudget, Reading, Values, bracket_depth, fast_json, guarded,
+                          read_grammar, read_json, report_failure, scan_values)
 from .values import strip_code_fence
 
 GRAMMAR = "two_step_call"
@@ -58,12 +59,12 @@ class TwoStepValues(Values):
 _TRANSFORMER = TwoStepValues()
 
 
-def read_name(line: str) -> str:
+def read_name(line: str, budget: GrammarBudget | None = None) -> str:
     """The tool name a name line holds: the regular expression, else the grammar (:class:`GrammarFailure`)."""
     match = NAME_LINE.fullmatch(line)
     if match is not None:
         return match.group(1)
-    return read_grammar(GRAMMAR, line, _TRANSFORMER, "name")
+    return read_grammar(GRAMMAR, line, _TRANSFORMER, "name", budget=budget)
 
 
 def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
@@ -103,28 +104,32 @@ class TwoStepCall(Protocol):
         parallel=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return guarded(self.info.id, lambda t: self._parse(t, tools), text)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return guarded(self.info.id, lambda t: self._parse(t, tools, limits), text)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         reading = Reading(text)
+        budget = GrammarBudget.of(limits)
         body, _fenced = strip_code_fence(text)
         offset = text.find(body) if body else 0
         if self._lines(reading, body, offset):
             return reading.extraction()
-        spans = value_spans(body, openers="{")
+        found = scan_values(body, openers="{", depth=bracket_depth(limits))
+        found.note(reading, offset)
+        spans = found.spans
         failures: list[tuple[GrammarFailure, int, bool]] = []
         previous = 0
+        line, counted = 1, 0  # the line number at ``counted`` (counted forward, once)
         for start, end in spans:
             lines = _name_lines(body, previous, start)
             if not lines:
-                reading.note(f"the arguments at line {body.count(chr(10), 0, start) + 1} have no name line before "
-                             "them")
+                line, counted = line + body.count("\n", counted, start), start
+                reading.note(f"the arguments at line {line} have no name line before them")
                 previous = end
                 continue
-            chosen = self._name(reading, body, lines, offset, tools)
+            chosen = self._name(reading, body, lines, offset, tools, budget)
             try:
-                arguments = read_json(GRAMMAR, body[start:end], _TRANSFORMER, "candidate", (dict,))
+                arguments = read_json(GRAMMAR, body[start:end], _TRANSFORMER, "candidate", (dict,), budget=budget)
             except GrammarFailure as failure:
                 failures.append((failure, offset + start, True))
                 previous = end
@@ -150,13 +155,16 @@ class TwoStepCall(Protocol):
 
     @staticmethod
     def _lines(reading: Reading, body: str, offset: int) -> bool:
-        """The fast path: the reply is name line, strict JSON object line, name line, ... exactly."""
+        """The fast path: the reply is name line, strict JSON object line, name line, ... exactly.
+
+        At most :data:`MAX_CANDIDATES` calls are read (as many as the other paths read); more are noted.
+        """
         lines = body.split("\n")
         if len(lines) % 2 or not lines[0]:
             return False
         found = []
         position = offset
-        for index in range(0, len(lines), 2):
+        for index in range(0, min(len(lines), 2 * MAX_CANDIDATES), 2):
             name_line, arguments_line = lines[index], lines[index + 1]
             match = NAME_LINE.fullmatch(name_line)
             if match is None or arguments_line[:1] != "{":
@@ -169,11 +177,13 @@ class TwoStepCall(Protocol):
             position = end + 1
         for call, span in found:
             reading.add([call], span)
+        if len(lines) > 2 * MAX_CANDIDATES:
+            reading.note(f"the reply holds more than {MAX_CANDIDATES} calls; the first {MAX_CANDIDATES} were read")
         return True
 
     @staticmethod
-    def _name(reading: Reading, body: str, lines: list[tuple[int, int]], offset: int,
-              tools: Toolset | None) -> tuple[str, tuple[int, int]] | None:
+    def _name(reading: Reading, body: str, lines: list[tuple[int, int]], offset: int, tools: Toolset | None,
+              budget: GrammarBudget) -> tuple[str, tuple[int, int]] | None:
         """The tool name for an arguments object, from the name lines before it (nearest first).
 
         Without a toolset: the nearest line, read as a name.  With one: the nearest line whose
@@ -189,18 +199,22 @@ class TwoStepCall(Protocol):
                     if span != lines[0]:
                         reading.note(f"the tool name {name!r} is not on the line just before its arguments")
                     return name, span
+            tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
             for span in lines:
                 line = body[span[0]:span[1]]
                 for candidate in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
+                    if candidate in tried:
+                        continue
+                    tried.add(candidate)
                     if candidate and tools.get(candidate) is not None:
                         reading.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool "
-                                     f"{candidate!r} from it")
+                                     f"{candidate[:60]!r} from it")
                         return candidate, span
         if names[0] is not None:
             return names[0], lines[0]
         line = body[lines[0][0]:lines[0][1]]
         try:  # the grammar has the last word (and says where the line stops being a name)
-            return read_grammar(GRAMMAR, line, _TRANSFORMER, "name"), lines[0]
+            return read_grammar(GRAMMAR, line, _TRANSFORMER, "name", budget=budget), lines[0]
         except GrammarFailure as failure:
             reading.failed(f"the name line {line.strip()[:60]!r} could not be read", failure, offset + lines[0][0])
             return None

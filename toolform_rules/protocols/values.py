@@ -3,16 +3,27 @@
 ``JsonValues`` turns a ``grammars/json_values.lark`` tree into Python values; protocols
 whose grammar imports those rules reuse it (by subclassing or ``merge_transformers``).
 ``loads_lenient`` is the fast path: strict JSON through the C parser, the grammar only
-when that fails — a property test checks that both agree on strict JSON.
+when that fails — a property test checks that both agree on strict JSON.  ``lenient_json``
+(and ``json_value``, strict JSON then it) reads JSON as models write it through the C parser.
+
+``bracket_groups`` (``balanced_spans``) finds bracket groups in untrusted text, quote-aware,
+in linear time at C speed (regular expressions without backtracking, ``str.count``,
+``itertools.accumulate``; no loop of Python over characters), and ``GrammarBudget`` bounds
+what the grammar reads of one reply (``Limits.reply_grammar_chars``).
 """
 
 from __future__ import annotations
 
+import array
+import functools
+import itertools
 import json
+import math
 import re
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from ..grammar import GrammarFailure, Transformer, parse
+from ..limits import Limits
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'",
             "0": "\0"}
@@ -120,52 +131,436 @@ def loads_lenient(text: str, grammar: str = "json_object", *, max_grammar_bytes:
         raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply or too large") from None
 
 
-_SPAN_MARKS = re.compile(r"""[{}\[\]()"'\\\n]""")
+#: How many bracket levels one regular expression follows: a group nested at most this deep
+#: is found by one match; a deeper one is read in pieces (:func:`_group_end`).
+_LEVELS = 8
+#: What :func:`bracket_groups` yields: a top-level group; a group nested deeper than asked
+#: (no reader takes it); a complete group inside that one.
+GROUP, TOO_DEEP, INNER = 0, 1, 2
+
+
+class Brackets:
+    """The regular expressions that find the groups of one set of brackets, quote-aware, built once per set.
+
+    Inside a group, a ``"`` starts a string, and so does a ``'`` that does not follow a
+    letter or digit (an apostrophe in a word does not); a string ends at its own quote or
+    at a newline, and a backslash in it escapes the next character.  Outside a group
+    quotes mean nothing.  The alternatives of each pattern start with different characters
+    and every repeat is possessive, so no pattern backtracks: a match is linear in what it
+    reads.
+
+    ``group[k]`` (``1 <= k <= _LEVELS``): one group nested at most ``k`` levels deep;
+    ``tokens``: whole tokens (runs of brackets, strings that end, other text), stopping
+    before a string that would run past the end;  ``skeleton``: a run of whole tokens that
+    are not brackets (``re.sub`` removes them: the brackets outside strings are left);
+    ``to_closer``/``to_opener``: whole tokens up to the next closing/opening bracket;
+    ``deltas``/``others``: ``bytes.translate`` arguments that keep a text's brackets only, as
+    +1 and -1;  :meth:`step` and :meth:`opener_step`: see there.
+    """
+
+    __slots__ = ("openers", "closers", "group", "tokens", "skeleton", "to_closer", "to_opener", "deltas", "others",
+                 "_o", "_c", "_levels", "_token", "_nonplain", "_steps")
+
+    def __init__(self, openers: str, closers: str) -> None:
+        self.openers, self.closers = openers, closers
+        o, c = self._o, self._c = re.escape(openers), re.escape(closers)
+        plain = rf"""[^{o}{c}"']++"""
+        double = r'"(?:[^"\\\n]++|\\[\s\S])*+'
+        # a quote first in every alternative (``re`` then searches for one at C speed), what it follows after it
+        single = r"'(?<![^\W_]')(?:[^'\\\n]++|\\[\s\S])*+"
+        apostrophe = r"'(?<=[^\W_]')"
+        # a string that reaches the end of the text without its quote ends there
+        self._nonplain = rf"""{double}["\n]?|{single}['\n]?|{apostrophe}"""
+        atom = rf"{plain}|{self._nonplain}"
+        levels = [rf"(?:{atom})*+"]  # levels[k]: the inside of a group of at most k + 1 levels
+        for _ in range(_LEVELS - 1):
+            levels.append(rf"(?:[{o}]{levels[-1]}[{c}]|{atom})*+")
+        self._levels = levels
+        self.group: list["re.Pattern[str] | None"] = [None] + [re.compile(rf"[{o}]{t}[{c}]") for t in levels]
+        self._token = rf"""{plain}|{double}["\n]|{single}['\n]|{apostrophe}"""
+        self.tokens = re.compile(rf"""(?:[^"']++|{double}["\n]|{single}['\n]|{apostrophe})*+""")
+        self.skeleton = re.compile(rf"(?:{self._token})++")
+        self.deltas = bytes.maketrans((openers + closers).encode(), b"\x01" * len(openers) + b"\xff" * len(closers))
+        self.others = bytes(i for i in range(256) if chr(i) not in openers + closers)
+        self.to_closer = re.compile(rf"""(?:[^{c}"']++|{self._nonplain})*+""")
+        self.to_opener = re.compile(rf"""(?:[^{o}"']++|{self._nonplain})*+""")
+        self._steps: dict[int, "re.Pattern[str]"] = {}
+
+    def opener_step(self, power: int) -> "re.Pattern[str]":
+        """Whole tokens up to and including the ``2 ** power``-th opening bracket (compiled on first use)."""
+        pattern = self._steps.get(-1 - power)
+        if pattern is None:
+            pattern = self._steps[-1 - power] = re.compile(
+                rf"""(?:(?:[^{self._o}"']++|{self._nonplain})*+[{self._o}]){{{1 << power}}}""")
+        return pattern
+
+    def step(self, power: int) -> "re.Pattern[str]":
+        """Whole tokens up to and including the ``2 ** power``-th bracket (compiled on first use)."""
+        pattern = self._steps.get(power)
+        if pattern is None:
+            pattern = self._steps[power] = re.compile(rf"(?:(?:{self._token})*+[{self._o}{self._c}]){{{1 << power}}}")
+        return pattern
+
+
+@functools.cache
+def brackets(openers: str, closers: str) -> Brackets:
+    """The :class:`Brackets` of ``openers``/``closers`` (compiled on first use, then kept)."""
+    return Brackets(openers, closers)
+
+
+@functools.cache
+def _any_of(characters: str) -> "re.Pattern[str]":
+    return re.compile(f"[{re.escape(characters)}]")
+
+
+def group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None = None) -> tuple[int, bool, bool]:
+    """Where the group opening at ``begin`` ends: (end, closed, nested deeper than ``depth``).
+
+    A group of at most ``_LEVELS`` levels (most) is one match of ``kind.group``; any other is
+    read by :func:`_group_end`.
+    """
+    fast = kind.group[_LEVELS if depth is None else max(0, min(_LEVELS, depth))]
+    if fast is not None and any(text.find(ch, begin, n) >= 0 for ch in kind.closers):  # else it cannot close
+        whole = fast.match(text, begin, n)
+        if whole is not None:
+            return whole.end(), True, False
+    return _group_end(text, begin, n, kind, depth)
+
+
+def _group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None) -> tuple[int, bool, bool]:
+    """Where the group opening at ``begin`` ends, read in pieces (see :func:`group_end`).
+
+    The group is read in pieces of doubling size, each cut where a token ends.  A piece's
+    brackets outside strings are counted (``str.count``; when it has both brackets and quotes,
+    after ``re.sub`` removed all else); only when those counts say the depth may reach zero,
+    or pass ``depth``, in the piece are its running depths computed (``itertools.accumulate``
+    over its brackets as +1/-1).  C speed throughout: a few calls of Python per piece.
+    """
+    level = 0
+    at = begin
+    deep = False
+    size = 256
+    openers, closers = kind.openers, kind.closers
+    while at < n:
+        limit = min(n, at + size)
+        size *= 2
+        if limit < n and text.find('"', at, limit) < 0 and text.find("'", at, limit) < 0:
+            stop = limit  # no string to cut in two
+        else:
+            stop = kind.tokens.match(text, at, limit).end()  # type: ignore[union-attr]
+        if stop == at:  # a string longer than the piece, or one that never ends
+            if limit == n:
+                break
+            continue
+        piece = None
+        opens = sum(text.count(ch, at, stop) for ch in openers)
+        closes = sum(text.count(ch, at, stop) for ch in closers)
+        if (opens or closes) and (text.find('"', at, stop) >= 0 or text.find("'", at, stop) >= 0):
+            context = "a" if text[at - 1:at].isalnum() else " "  # what an apostrophe at ``at`` follows
+            piece = kind.skeleton.sub("", context + text[at:stop])  # its brackets outside strings, alone
+            opens = sum(piece.count(ch) for ch in openers)
+            closes = sum(piece.count(ch) for ch in closers)
+        if closes >= level or (depth is not None and not deep and level + opens > depth):
+            if piece is None:
+                piece = text[at:stop]
+            deltas = array.array("b", piece.encode("latin-1", "replace").translate(kind.deltas, kind.others))
+            running = list(itertools.accumulate(deltas))
+            last = running.index(-level) if min(running) <= -level else -1
+            if depth is not None and not deep:
+                deep = level + max(running[:last + 1] if last >= 0 else running) > depth
+            if last >= 0:
+                return _after_brackets(text, at, n, kind, last + 1), True, deep
+        level += opens - closes
+        at = stop
+    return n, False, deep
+
+
+def _after_brackets(text: str, at: int, n: int, kind: Brackets, count: int,
+                    step: Callable[[int], "re.Pattern[str]"] | None = None) -> int:
+    """The position just after the ``count``-th bracket (``step``: :meth:`Brackets.opener_step` for the
+    ``count``-th opener) outside strings from ``at``: a few matches, one per bit of ``count``."""
+    step = kind.step if step is None else step
+    power = 0
+    while count:
+        if count & 1:
+            at = step(power).match(text, at, n).end()  # type: ignore[union-attr]
+        count >>= 1
+        power += 1
+    return at
+
+
+def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
+                   closers: str = "}]", top: str | None = None,
+                   depth: int | None = None) -> Iterator[tuple[int, int, int]]:
+    """The bracket groups of ``text[start:end]``, in order, as ``(begin, end, what)``; found lazily.
+
+    A group opens at one of ``top`` (default ``openers``) outside any group; inside it every
+    one of ``openers`` opens a level and every one of ``closers`` closes one (of whatever
+    kind), quotes respected (see :class:`Brackets`).  ``what`` is :data:`GROUP` for a group
+    (one still open at ``end`` ends there: a truncated reply).  With ``depth``, a group that
+    nests deeper than ``depth`` levels is :data:`TOO_DEEP` (no reader takes it), followed by
+    the complete groups inside it (:data:`INNER`: the outermost ones of at most ``_LEVELS``
+    levels, and at most ``depth``), so that a call after a run of stray brackets is found.  Linear
+    and at C speed: a group of at most ``_LEVELS`` levels is one regular-expression match,
+    any other is read in pieces (:func:`_group_end`), and each group is read once (the
+    groups inside a :data:`TOO_DEEP` one once more).
+
+    >>> list(bracket_groups('x {"a": "}"} [1] {"b"'))
+    [(2, 12, 0), (13, 16, 0), (17, 21, 0)]
+    >>> list(bracket_groups('[[[[{"a": [1]}', depth=3))
+    [(0, 14, 1), (4, 14, 2)]
+    """
+    n = len(text) if end is None else min(end, len(text))
+    kind = brackets(openers, closers)
+    search = _any_of(openers if top is None else top).search
+    at = start
+    while at < n:
+        found = search(text, at, n)
+        if found is None:
+            return
+        begin = found.start()
+        at, closed, deep = group_end(text, begin, n, kind, depth)
+        if not deep:
+            yield begin, at, GROUP
+        else:
+            yield begin, at, TOO_DEEP
+            if any(text.find(ch, begin, at) >= 0 for ch in closers):  # else nothing inside it is complete
+                yield from _inner_groups(text, begin + 1, at, kind, max(1, min(_LEVELS, depth or 1)))
+        if not closed:
+            return
+
+
+def _inner_groups(text: str, start: int, n: int, kind: Brackets, levels: int) -> Iterator[tuple[int, int, int]]:
+    """The outermost complete groups of at most ``levels`` levels in ``text[start:n]``.
+
+    From each closing bracket on (found at C speed), only the last ``levels`` openers
+    before it can start such a group (an earlier one holds more than ``levels`` levels
+    before anything closes), so the openers before those are passed by counting, and each
+    of the others costs one try of ``group[levels]``: linear, whatever runs of brackets the
+    text holds.
+    """
+    group = kind.group[levels].match  # type: ignore[union-attr]
+    to_closer, to_opener = kind.to_closer.match, kind.to_opener.match
+    openers = kind.openers
+    at = to_opener(text, start, n).end()  # type: ignore[union-attr]
+    while at < n:
+        closer = to_closer(text, at, n).end()  # type: ignore[union-attr]
+        if closer >= n:
+            return
+        piece = text[at:closer]
+        if '"' in piece or "'" in piece:
+            piece = kind.skeleton.sub("", ("a" if text[at - 1:at].isalnum() else " ") + piece)
+        many = sum(piece.count(ch) for ch in openers) - levels
+        if many > 0:  # these cannot: pass them
+            at = _after_brackets(text, at, closer, kind, many, kind.opener_step)
+            at = to_opener(text, at, closer).end()  # type: ignore[union-attr]
+        found = None
+        while at < closer and found is None:
+            found = group(text, at, n)
+            if found is None:
+                at = to_opener(text, at + 1, closer).end()  # type: ignore[union-attr]
+        if found is None:
+            at = closer + 1  # nothing before this closer starts such a group
+        else:
+            yield at, found.end(), INNER
+            at = found.end()
+        at = to_opener(text, at, n).end()  # type: ignore[union-attr]
 
 
 def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: int = 1000) -> list[tuple[int, int]]:
     """The top-level ``opener…closer`` groups of ``text`` (quotes respected), in one linear scan.
 
     A group still open at the end of the text is returned too, ending there (a truncated
-    reply); at most ``limit`` groups.  The scan jumps from one bracket, quote, backslash or
-    newline to the next (a single-character class: no backtracking).
+    reply); at most ``limit`` groups.  Only ``opener`` and ``closer`` count as brackets (see
+    :func:`bracket_groups`, which does the scanning).
 
     >>> balanced_spans('x {"a": "}"} y {"b": {}} {"c"')
     [(2, 12), (15, 24), (25, 29)]
     """
-    spans: list[tuple[int, int]] = []
-    depth = 0
-    start = -1
-    quote = ""
-    escaped_at = -1
-    for match in _SPAN_MARKS.finditer(text):
-        i = match.start()
-        ch = text[i]
-        if quote:
-            if i == escaped_at:
-                continue
-            if ch == "\\":
-                escaped_at = i + 1
-            elif ch == quote or ch == "\n":
-                quote = ""
-            continue
-        if depth == 0 and ch != opener:
-            continue
-        if ch == '"' or (ch == "'" and not (i > 0 and text[i - 1].isalnum())):
-            quote = ch
-        elif ch == opener:
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                spans.append((start, i + 1))
-                if len(spans) >= limit:
-                    return spans
-    if depth > 0 and start >= 0:
-        spans.append((start, len(text)))
-    return spans
+    return [(s, e) for s, e, _ in itertools.islice(bracket_groups(text, openers=opener, closers=closer), limit)]
+
+
+_MISSING: Any = object()
+
+
+def fast_json(text: str) -> Any:
+    """``json.loads(text)``, or ``_MISSING`` when strict JSON does not read it."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _MISSING
+
+
+def json_value(text: str) -> Any:
+    """``text`` by strict JSON, else by :func:`lenient_json`; ``_MISSING`` when neither reads it.
+
+    A text that strict JSON reads to its very end and then wants more (a value cut off), or
+    that holds more after a whole object, array or string, is not rewritten: its tokens up to
+    there are strict JSON already, and the lenient path keeps every bracket, so it would stop
+    at the same place.
+
+    >>> json_value("{'a': None}"), json_value('[1, 2') is _MISSING
+    ({'a': None}, True)
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.pos >= len(text) or (err.msg == "Extra data" and text[:err.pos].rstrip()[-1:] in ('}', ']', '"')):
+            return _MISSING
+    except (ValueError, RecursionError):
+        pass
+    return lenient_json(text)
+
+
+# json_values.lark's tokens as one pattern, alternatives disjoint (no backtracking): a double-
+# quoted string, a single-quoted string, a word (true/True/...), SIGNED_NUMBER, a trailing comma
+# (after the end of a value, before a closing bracket), and any character no token starts with.
+# Punctuation and white space are not matched: they stay as they are.  First, two kinds of run
+# of tokens, each one match for what would be many (so the text costs a few calls of Python, not
+# one per token): tokens that are strict JSON already, or single-quoted strings that become it by
+# changing their quotes (no backslash, no quote of either kind inside); and tokens without strings,
+# Python's words among them (they become JSON's by replacing them).
+_RUN_PARTS = (r"[ \t\f\r\n{}\[\]:]++|,(?![ \t\f\r\n]*+[}\]])"
+              r"|-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+(?![\w.])")
+_LENIENT_TOKEN = re.compile(rf"""
+    ((?:"[^"'\\\n]*+"|'[^"'\\\n]*+'|{_RUN_PARTS}|(?:true|false|null)(?![A-Za-z0-9_]))++)
+  | ((?:{_RUN_PARTS}|(?:true|false|null|True|False|None)(?![A-Za-z0-9_]))++)
+  | ("(?:[^"\\\n]++|\\.)*+")
+  | ('(?:[^'\\\n]++|\\.)*+')
+  | ([A-Za-z_][A-Za-z0-9_]*+)
+  | ([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
+  | (?<=[\]}}"'\w.]),(?=[ \t\f\r\n]*[}}\]])
+  | ([^ \t\f\r\n{{}}\[\],:])
+""", re.VERBOSE)
+_QUOTES = str.maketrans("'", '"')
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_WORDS = {"true": " true ", "True": " true ", "false": " false ", "False": " false ", "null": " null ",
+          "None": " null "}
+_LENIENT_DECODER = json.JSONDecoder(strict=False)
+
+
+class _NotLenientJson(Exception):
+    """A token the grammar has no terminal for."""
+
+
+def _strict_token(match: "re.Match[str]") -> str:
+    """One token of ``json_values.lark`` as strict JSON (read with the grammar's own readers)."""
+    run, words, double, single, word, numeral, stray = match.groups()
+    if run is not None:
+        return run.translate(_QUOTES) if "'" in run else run
+    if words is not None:
+        return words.replace("True", "true").replace("False", "false").replace("None", "null")
+    if double is not None:
+        return double if "\\" not in double else json.dumps(unquote(double))
+    if single is not None:
+        if "\\" in single or '"' in single:
+            return json.dumps(unquote(single))
+        return f'"{single[1:-1]}"'
+    if word is not None:
+        strict = _WORDS.get(word)
+        if strict is None:
+            raise _NotLenientJson
+        return strict
+    if numeral is not None:
+        if _JSON_NUMBER.fullmatch(numeral):
+            return f" {numeral} "
+        value = number(numeral)
+        if isinstance(value, float) and not math.isfinite(value):
+            return " Infinity " if value > 0 else " -Infinity "
+        return f" {value!r} "
+    if stray is not None:
+        raise _NotLenientJson
+    return ""  # a trailing comma
+
+
+def lenient_json(text: str) -> Any:
+    r"""JSON as models write it (``json_values.lark``) through the C parser, or ``_MISSING``.
+
+    Each token of the grammar is rewritten as strict JSON with the grammar's own readers
+    (:func:`~toolform_rules.protocols.values.unquote` for strings in either quote,
+    :func:`~toolform_rules.protocols.values.number` for ``1.``, ``+2``, ``007``), Python's
+    ``True``/``False``/``None`` become JSON's words, a trailing comma after a value goes,
+    and ``json`` checks the structure.  Anything else (a stray word, a quote that never
+    closes, a comma after white space) is ``_MISSING``: the grammar then reads it or says
+    where it stops.  A property test checks that this path and the grammar agree.
+
+    >>> lenient_json("{'a': True, 'b': [1., +2, None,], 'c': 'it\\'s',}")
+    {'a': True, 'b': [1.0, 2, None], 'c': "it's"}
+    >>> lenient_json("{'a': yes}") is _MISSING
+    True
+    """
+    try:
+        strict = _LENIENT_TOKEN.sub(_strict_token, text)
+    except (_NotLenientJson, ValueError):
+        return _MISSING
+    try:
+        return _LENIENT_DECODER.decode(strict)
+    except (ValueError, RecursionError):
+        return _MISSING
+
+
+#: The default of ``Limits.reply_grammar_chars`` (see :func:`reply_grammar_chars`).
+REPLY_GRAMMAR_CHARS = 16_384
+
+
+def reply_grammar_chars(limits: Limits) -> int:
+    """How many characters of one reply the grammar may read in all: ``limits.reply_grammar_chars``.
+
+    A proposed field of :class:`~toolform_rules.limits.Limits` (the text family reads it too);
+    a ``Limits`` that does not have it yet gives :data:`REPLY_GRAMMAR_CHARS`.
+
+    >>> reply_grammar_chars(Limits())
+    16384
+    """
+    return int(getattr(limits, "reply_grammar_chars", REPLY_GRAMMAR_CHARS))
+
+
+class GrammarBudget:
+    """How many more characters the grammar may read in one reply: :func:`reply_grammar_chars` in all.
+
+    The grammar (Lark, some microseconds a character) reads what the fast paths could not:
+    a malformed candidate, to say where it stops being the format, or a form only the grammar
+    takes (a placeholder, two values in one tag).  Each reply gets one budget; a candidate
+    past it is not given to the grammar, and its note says so.  Each run also counts
+    ``RUN_COST`` characters (its own fixed cost, some tens of microseconds).  So the grammar's
+    time on a reply is bounded whatever the reply holds, and a real call the fast paths read
+    is never refused for it.
+
+    >>> budget = GrammarBudget(100)
+    >>> budget.spend("g", "[1, 2]"); budget.left
+    30
+    >>> try:
+    ...     budget.spend("g", "[1, 2]")
+    ... except GrammarFailure as refused:
+    ...     print(refused.describe())
+    line 1, column 1: not given to the grammar: this reply's earlier candidates took the 100 characters it reads in
+    one reply (Limits.reply_grammar_chars)
+    """
+
+    #: what one run of the grammar costs besides its characters
+    RUN_COST = 64
+    __slots__ = ("total", "left")
+
+    def __init__(self, total: int) -> None:
+        self.total = self.left = total
+
+    @classmethod
+    def of(cls, limits: Limits) -> "GrammarBudget":
+        """The budget of one reply read under ``limits``."""
+        return cls(reply_grammar_chars(limits))
+
+    def spend(self, grammar: str, text: str) -> None:
+        """Take ``len(text) + RUN_COST``, or raise the :class:`GrammarFailure` that says why the grammar did not run."""
+        cost = len(text) + self.RUN_COST
+        if cost > self.total:
+            raise GrammarFailure(grammar, 1, 1, (), f"a candidate of {len(text)} characters that the fast readers "
+                                                     f"could not read, longer than the grammar reads in one reply "
+                                                     f"({self.total}, Limits.reply_grammar_chars)")
+        if cost > self.left:
+            raise GrammarFailure(grammar, 1, 1, (), f"not given to the grammar: this reply's earlier candidates took "
+                                                     f"the {self.total} characters it reads in one reply "
+                                                     f"(Limits.reply_grammar_chars)")
+        self.left -= cost
 
 
 def strip_code_fence(text: str) -> tuple[str, bool]:
@@ -184,4 +579,6 @@ def strip_code_fence(text: str) -> tuple[str, bool]:
     return stripped, False
 
 
-__all__ = ["JsonValues", "balanced_spans", "loads_lenient", "number", "strip_code_fence", "unquote"]
+__all__ = ["GROUP", "INNER", "REPLY_GRAMMAR_CHARS", "TOO_DEEP", "Brackets", "GrammarBudget", "JsonValues",
+           "balanced_spans", "bracket_groups", "brackets", "fast_json", "group_end", "json_value", "lenient_json",
+           "loads_lenient", "number", "reply_grammar_chars", "strip_code_fence", "unquote"]

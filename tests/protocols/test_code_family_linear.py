@@ -1,0 +1,194 @@
+"""The code family reads long hostile replies in linear time (issue 10, "linear and bounded").
+
+For each protocol of the family and each shape of ``bench/hostile.py`` (prose, key_value,
+open_brackets, open_tags, call_like, huge_argument), a 1 MB reply is parsed in well under
+two seconds, and a real call written after 500 KB of open brackets is still found.
+
+The time bound is the one kind of timing assertion allowed here: a coarse guard against
+super-linear blow-up, generous by 8x for a loaded CI machine (the target, judged by
+``bench/hostile.py``, is 0.25 s per MB; a quadratic reader takes minutes).  Each protocol's
+grammars are built before anything is timed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolform_rules import Limits, ToolCall, sample_toolset
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.base import INTERNAL_ERROR
+from toolform_rules.protocols.code_family import PY_QUOTING, Closer, Quoting
+from toolform_rules.protocols.graphql_call import GQL_QUOTING
+from toolform_rules.protocols.sexpr_call import SEXPR_QUOTING
+from toolform_rules.protocols.sql_call import SQL_QUOTING
+
+PROTOCOLS = ("python_call", "python_list_call", "bfcl_python_list", "bracket_call", "graphql_call", "sql_call",
+             "sexpr_call", "python_tag")
+MB = 1_000_000
+#: seconds one 1 MB parse may take: 8x the 0.25 s target
+BOUND = 2.0
+TOOLS = sample_toolset()
+CALL = ToolCall("legal_draft_v3", {"counterparty": "Acme", "value": 5, "term_months": 12})
+
+
+def _load_hostile() -> Any:
+    path = Path(__file__).resolve().parents[2] / "bench" / "hostile.py"
+    spec = importlib.util.spec_from_file_location("bench_hostile", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HOSTILE = _load_hostile()
+SHAPES: tuple[str, ...] = HOSTILE.SHAPES
+
+
+@functools.cache
+def hostile(shape: str, size: int, protocol_id: str) -> str:
+    """The shape's text (the same for every protocol, except ``huge_argument``: its own call)."""
+    if shape != "huge_argument":
+        protocol_id = "python_call"
+    return str(HOSTILE.hostile_text(shape, size, protocol_id))
+
+
+@functools.cache
+def warmed(protocol_id: str) -> Any:
+    """The protocol, its grammars built (each shape read once, small)."""
+    protocol = get_protocol(protocol_id)
+    for shape in SHAPES:
+        protocol.parse(hostile(shape, 2_000, protocol_id), TOOLS)
+        protocol.parse(hostile(shape, 2_000, protocol_id))
+    return protocol
+
+
+def no_internal_error(notes: tuple[str, ...]) -> None:
+    assert not any(INTERNAL_ERROR in note for note in notes), notes
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("protocol_id", PROTOCOLS)
+def test_a_hostile_megabyte_is_read_in_bounded_time(protocol_id: str, shape: str) -> None:
+    protocol = warmed(protocol_id)
+    text = hostile(shape, MB, protocol_id)
+    started = time.perf_counter()
+    extraction = protocol.parse(text, TOOLS)
+    elapsed = time.perf_counter() - started
+    assert elapsed < BOUND, f"{protocol_id} read 1 MB of {shape} in {elapsed:.2f} s"
+    no_internal_error(extraction.notes)
+    if shape == "huge_argument":  # one real call, its argument the whole megabyte
+        assert [c.name for c in extraction.calls] == ["legal_draft_v3"], extraction.notes
+        assert len(extraction.calls[0].arguments["counterparty"]) == MB
+
+
+@pytest.mark.parametrize("protocol_id", PROTOCOLS)
+def test_a_call_after_half_a_megabyte_of_open_brackets_is_found(protocol_id: str) -> None:
+    protocol = warmed(protocol_id)
+    text = hostile("open_brackets", MB // 2, protocol_id) + "\n" + protocol.render_calls([CALL])
+    started = time.perf_counter()
+    extraction = protocol.parse(text, TOOLS)
+    elapsed = time.perf_counter() - started
+    assert elapsed < BOUND, f"{protocol_id} read the reply in {elapsed:.2f} s"
+    no_internal_error(extraction.notes)
+    assert [(c.name, c.arguments) for c in extraction.calls] == [(CALL.name, dict(CALL.arguments))], extraction.notes
+    span = extraction.calls[0].span
+    assert span is not None and span[0] > MB // 2, span
+
+
+#: floods beyond the bench's shapes, each aimed at one part of the readers: the call heads,
+#: the bracket matcher (runs of openers, alternating brackets, quotes that open no string —
+#: each used to be read again to the end of the text), candidates that never close
+FLOODS = {"list of calls opened": "[f(", "known call opened": "legal_draft_v3(", "openers": "((",
+          "empty parentheses": "()", "escaped single quotes": "'\\", "escaped double quotes": '"\\',
+          "apostrophes and a list": "it's [f(a=1) ", "s-expression opened": "(legal_draft_v3 :a ",
+          "statement opened": "SELECT legal_draft_v3(", "anonymous operation opened": "\n{ f(",
+          "marked bare word": "<|python_tag|>legal_draft_v3(x)\n", "lists of bare words": "[legal_draft_v3(x)] ",
+          "digits before parentheses": "9(", "numbers before parentheses": "999("}
+
+
+@pytest.mark.parametrize("flood", FLOODS)
+@pytest.mark.parametrize("protocol_id", PROTOCOLS)
+def test_a_megabyte_flood_is_read_in_bounded_time(protocol_id: str, flood: str) -> None:
+    protocol = warmed(protocol_id)
+    unit = FLOODS[flood]
+    text = "f(" + (unit * (MB // len(unit) + 1))[:MB]
+    started = time.perf_counter()
+    extraction = protocol.parse(text, TOOLS)
+    elapsed = time.perf_counter() - started
+    assert elapsed < BOUND, f"{protocol_id} read 1 MB of {flood!r} in {elapsed:.2f} s"
+    no_internal_error(extraction.notes)
+
+
+def test_a_scan_past_the_budget_is_noted() -> None:
+    """Brackets the matcher could not reach within the reply's budget: no call, and a note naming the limit."""
+    extraction = warmed("python_call").parse("f(" + "()" * 400_000)
+    assert extraction.calls == () and any("Limits.max_scan_steps" in note for note in extraction.notes), \
+        extraction.notes
+
+
+# ---------------------------------------------------------------------------------------------
+# the bracket matcher against a naive one (the same answers, in whatever order it is asked)
+
+def naive_close(text: str, open_pos: int, quoting: Quoting) -> int:
+    """Just past the bracket closing the one at ``open_pos`` (-1: never), reading from it one
+    character at a time: a quote (with its prefix) opening a complete string skips it, any other
+    quote is an apostrophe."""
+    quotes = [q for q in "\"'" if quoting.stops.match(q)]
+    depth = 0
+    pos = open_pos
+    while pos < len(text):
+        c = text[pos]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        elif c in quotes or c in quoting.prefixes.get(text[pos + 1:pos + 2], ""):
+            closed = quoting.string.match(text, pos)
+            if closed is not None:
+                pos = closed.end()
+                continue
+        pos += 1
+    return -1
+
+
+QUOTINGS = {"python": PY_QUOTING, "graphql": GQL_QUOTING, "sql": SQL_QUOTING, "sexpr": SEXPR_QUOTING}
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="(([]{}'''\"\"\\\\\nab eE)", max_size=40), data=st.data())
+@pytest.mark.parametrize("syntax", QUOTINGS)
+def test_the_bracket_matcher_answers_as_a_naive_one(syntax: str, text: str, data: Any) -> None:
+    """Asked about one bracket first, the matcher gives the naive answer (a later question may be
+    answered from an earlier scan, which read the text from another place)."""
+    opens = [i for i, c in enumerate(text) if c in "([{"]
+    if not opens:
+        return
+    first = data.draw(st.sampled_from(opens))
+    quoting = QUOTINGS[syntax]
+    assert Closer(text, quoting).close(first) == naive_close(text, first, quoting), (text, first)
+
+
+@attrs.frozen
+class FewCandidates(Limits):
+    """Limits asking for one candidate per reply (a field ``Limits`` may not have yet)."""
+
+    max_candidates: int = 1
+
+
+def test_the_caps_come_from_the_limits_passed() -> None:
+    protocol = warmed("python_call")
+    text = "First f(a=1), then g(b=2)."
+    assert [c.name for c in protocol.parse(text).calls] == ["f", "g"]
+    capped = protocol.parse(text, limits=FewCandidates())
+    assert [c.name for c in capped.calls] == ["f"] and "too many candidates" in " ".join(capped.notes), capped
