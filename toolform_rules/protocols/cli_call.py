@@ -23,23 +23,29 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Token, Transformer
-from .text_family import (Read, grammar_parse, has_parameter, kebab_argument_name, never_raises, read_calls,
-                          resolve_tool, terminal_regex, value_text)
+from .text_family import (GrammarBudget, LineStarts, Read, grammar_parse, has_parameter, kebab_argument_name,
+                          never_raises, read_calls, resolve_tool, terminal_regex, value_text)
 
 GRAMMAR = "cli_call"
 
-_WORD = terminal_regex(GRAMMAR, "WORD")
-_TOKENS = re.compile("|".join([
-    rf"(?P<SPACE>{terminal_regex(GRAMMAR, 'SPACE')}|{terminal_regex(GRAMMAR, 'CONTINUATION')})",
-    rf"(?P<OPTION_EQ>{terminal_regex(GRAMMAR, 'OPTION_EQ')})",
-    rf"(?P<OPTION>{terminal_regex(GRAMMAR, 'OPTION')})",
-    rf"(?P<WORD>{_WORD})",
-]))
+#: the grammar's WORD terminal, written so that a run of plain characters (or a quoted stretch) is one
+#: step — a word as long as the reply is read in C, not a character at a time; the tests hold it to
+#: the grammar's.  Its alternatives start with different characters, so no repeat gives anything back.
+_WORD = r"""(?:[^\s'"\\]++|\\(?!\r\n)[^\n]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")++"""
+# one token of a call with the white space before it (SPACE and CONTINUATION, which the grammar ignores):
+# the grammar's terminals in its lexer's order, one match a token
+_TOKENS = re.compile(
+    rf"(?:{terminal_regex(GRAMMAR, 'SPACE')}|{terminal_regex(GRAMMAR, 'CONTINUATION')})*+(?:"
+    rf"(?P<OPTION_EQ>--?[A-Za-z_][\w.\-]*=(?:{_WORD})?)|(?P<OPTION>{terminal_regex(GRAMMAR, 'OPTION')})"
+    rf"|(?P<WORD>{_WORD}))?")
 _HEAD = re.compile(rf"[ \t\f\v]*(?:(?P<PROMPT>\$)[ \t\f\v]*)?(?P<NAME>{terminal_regex(GRAMMAR, 'NAME')})")
 _START = re.compile(r"[ \t]*(?:\$[ \t]+)?[A-Za-z_][\w.\-]*(?P<rest>[ \t]+-|[ \t]*\\?$)")
+# the lines ``starts`` may take: a name and an option, or a name alone (and a continuation) on its line
+_CANDIDATES = LineStarts(r"[ \t]*(?:\$[ \t]+)?[A-Za-z_][\w.\-]*+(?:[ \t]+-|[ \t]*+\\?\r?(?:\n|\Z))")
 _PIECES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\[\s\S])*)\"|\\([^\n])|([^'\"\\]+)")
 _DQ_ESCAPE = re.compile(r"\\([\"\\$`\n])")
 _SAFE = frozenset("_@%+=:,./-")
@@ -51,7 +57,7 @@ def unquote_word(word: str) -> str:
     >>> unquote_word('\'it\'"\'"\'s\''), unquote_word('"a \\"b\\" \\\\ \\x"'), unquote_word('a\\ b')
     ("it's", 'a "b" \\ \\x', 'a b')
     """
-    if not any(c in word for c in "'\"\\"):
+    if "'" not in word and '"' not in word and "\\" not in word:
         return word
     out = []
     for m in _PIECES.finditer(word):
@@ -90,12 +96,11 @@ def _tokens_fast(segment: str) -> list[tuple[str, str]] | None:
     match = _TOKENS.match
     while pos < n:
         m = match(segment, pos)
-        if m is None:
-            return None
-        kind = m.lastgroup
-        if kind != "SPACE":
-            tokens.append((kind, m.group()))  # type: ignore[arg-type]
-        pos = m.end()
+        kind = m.lastgroup  # type: ignore[union-attr]
+        if kind is None:  # white space to the end, or a character no terminal takes
+            return tokens if m.end() == n else None  # type: ignore[union-attr]
+        tokens.append((kind, m.group(kind)))  # type: ignore[union-attr]
+        pos = m.end()  # type: ignore[union-attr]
     return tokens
 
 
@@ -107,8 +112,8 @@ class _Tokens(Transformer):
         return [(t.type, str(t)) for t in items if isinstance(t, Token) and t.type != "PROMPT"]
 
 
-def _tokens_grammar(segment: str) -> list[tuple[str, str]]:
-    calls = _Tokens().transform(grammar_parse(GRAMMAR, segment))
+def _tokens_grammar(segment: str, budget: GrammarBudget | None = None) -> list[tuple[str, str]]:
+    calls = _Tokens().transform(grammar_parse(GRAMMAR, segment, budget))
     return calls[0] if calls else []
 
 
@@ -123,7 +128,8 @@ def build_call(tokens: list[tuple[str, str]], tools: Toolset | None) -> tuple[st
     tool = resolve_tool(name, tools)
     arguments: dict[str, Any] = {}
     notes: list[str] = []
-    positional: list[str] = []
+    positional: list[str] = []  # the first few words that follow no option (all are counted)
+    left_out = 0
     pending: str | None = None
 
     def put(flag: str, value: Any) -> None:
@@ -151,17 +157,19 @@ def build_call(tokens: list[tuple[str, str]], tools: Toolset | None) -> tuple[st
             put(pending, unquote_word(text))
             pending = None
         else:
-            positional.append(unquote_word(text))
+            left_out += 1
+            if left_out <= 3:
+                positional.append(unquote_word(text))
     if pending is not None:
         put(pending, True)
-    if positional:
-        shown = ", ".join(repr(p) for p in positional[:3]) + (", ..." if len(positional) > 3 else "")
-        notes.append(f"{name}: {len(positional)} value(s) follow no --option and are left out: {shown}")
-    return name, arguments, notes, not positional
+    if left_out:
+        shown = ", ".join(repr(p) for p in positional) + (", ..." if left_out > 3 else "")
+        notes.append(f"{name}: {left_out} value(s) follow no --option and are left out: {shown}")
+    return name, arguments, notes, not left_out
 
 
 # a backslash before CRLF escapes the whole line end (the continuation), not just the CR
-_SEGMENT = re.compile(r"""(?:[^'"\\\n]+|\\\r\n|\\[\s\S]|'[^']*'|"(?:[^"\\]|\\[\s\S])*")*""")
+_SEGMENT = re.compile(r"""(?:[^'"\\\n]++|\\\r\n|\\[\s\S]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")*+""")
 
 
 def _extent(text: str, start: int, end: int) -> int:
@@ -195,10 +203,12 @@ class CliCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return never_raises(self.id, self._parse, text, tools, limits)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        budget = GrammarBudget.of(limits)
+
         def starts(head: str) -> bool:
             m = _START.match(head)
             if m is None:
@@ -211,10 +221,10 @@ class CliCall(Protocol):
         def read_one(segment: str) -> Read:
             tokens = _tokens_fast(segment)
             if tokens is None:
-                tokens = _tokens_grammar(segment)
+                tokens = _tokens_grammar(segment, budget)
             return build_call(tokens, tools)
 
-        return read_calls(self.id, text, starts, read_one, _extent, what="command")
+        return read_calls(self.id, text, starts, read_one, _extent, what="command", candidates=_CANDIDATES)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self._render(call) for call in calls)

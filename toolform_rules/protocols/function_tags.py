@@ -10,8 +10,10 @@ format writes them.  Missing closing tags are tolerated and noted.
 A value cannot hold the format's own tags (``</parameter>``, ``<parameter=``,
 ``</function>``, ``<function=``, ``<tool_call>``): there is no way to escape them.
 
-Fast path: replies in the rendered shape are read by two regular expressions; anything
-else by the grammar.
+Fast paths: replies in the rendered shape are read by two regular expressions; any other
+reply by one pass over its tags (found in C) that follows the grammar's structure.  The grammar
+runs only on a reply that pass finds malformed, to say where it stops — on a bounded stretch
+(``Limits.reply_grammar_chars``), so a long hostile reply costs one linear pass.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "x & <y>"})])
@@ -30,22 +32,36 @@ x & <y>
 
 from __future__ import annotations
 
+import json
 import re
+from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, parse
-from .markup_family import GRAMMAR_LIMIT, TaggedReply, excerpt, line_column, never_raises, read_within, text_of
+from .markup_family import (LineCounter, Stopped, TaggedReply, excerpt, grammar_stop_note, never_raises, text_of,
+                            top_level_resumes)
+from .text_family import grammar_chars
 from .values import loads_lenient
 
-_TEXT = r"(?:[^<]|<(?!/?(?:function|parameter)[=>]|/?tool_call>))*"
+# the grammar's TEXT (possessive: a run without "<" is one step, and nothing is given back)
+_TEXT = r"(?:[^<]++|<(?!/?(?:function|parameter)[=>]|/?tool_call>))*+"
 _CANONICAL_FUNCTION = re.compile(r"(<tool_call>\s*)?(<function=([^<>\n]*)>((?:\s*<parameter=[^<>\n]*>" + _TEXT
-                                 + r"</parameter>)*)\s*</function>)(\s*</tool_call>)?")
+                                 + r"</parameter>)*+)\s*</function>)(\s*</tool_call>)?")
 _CANONICAL_PARAMETER = re.compile(r"<parameter=([^<>\n]*)>(" + _TEXT + r")</parameter>")
 _OWN_TAG = re.compile(r"</?(?:function|parameter)[=>]|</?tool_call>")
 _FENCE_ONLY = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
+_SPACE = re.compile(r"\s*")
+# the format's tags, each a terminal of the grammar; the last group: a tag TEXT cannot take and no terminal
+# matches (``<function>``, ``<parameter=`` without its ``>``) — the grammar stops there
+_TAG = re.compile(r"<(?:(tool_call>)|(/tool_call>)|(function=[^<>\n]*>)|(/function>)|(parameter=[^<>\n]*>)"
+                  r"|(/parameter>)|(/?(?:function|parameter)[=>]))")
+_NOT_STRICT = object()
+_UNCLOSED_WRAPPER = "the <tool_call> wrapper is not closed"
+_WRAPPER_OPEN, _WRAPPER_CLOSE, _FUNCTION_OPEN, _FUNCTION_CLOSE, _PARAMETER_OPEN, _PARAMETER_CLOSE, _STRAY = range(1, 8)
 
 
 def value_text(raw: str) -> str:
@@ -111,7 +127,10 @@ class FunctionTagsTree(TaggedReply):
 
 
 
-def _from_tree(tree: FunctionTagsTree, text: str) -> Extraction:
+def _from_tree(tree: FunctionTagsTree, text: str, grammar_chars: int | None = None) -> Extraction:
+    """The extraction of a reply's tree; ``grammar_chars``: how much of the reply the JSON grammar may
+    read in all (function bodies that are not strict JSON; ``None``: the lenient reader's own bound)."""
+    left = 200_000 if grammar_chars is None else grammar_chars
     calls: list[RawCall] = []
     notes = list(tree.notes)
     for function in tree.functions:
@@ -129,7 +148,13 @@ def _from_tree(tree: FunctionTagsTree, text: str) -> Extraction:
             at = next(at for piece, at in function.body if piece.strip())
             if not function.parameters and body.startswith("{"):  # functionary: a JSON body
                 try:
-                    parsed = loads_lenient(body)
+                    parsed = json.loads(body)
+                except (ValueError, RecursionError):
+                    parsed = _NOT_STRICT
+                try:
+                    if parsed is _NOT_STRICT:  # the grammar reads it, within what is left of its share
+                        parsed = loads_lenient(body, max_grammar_bytes=left)
+                        left -= len(body)
                 except GrammarFailure as failure:
                     notes.append((at, f"the function's JSON body could not be read: {failure.describe()}"))
                     parsed = None
@@ -146,13 +171,14 @@ def _from_tree(tree: FunctionTagsTree, text: str) -> Extraction:
             notes.append((function.start, "a <function=> without a name was skipped"))
             continue
         calls.append(RawCall(function.name, arguments, (function.start, function.end)))
-    notes.sort(key=lambda note: note[0])
-    words = tuple("line {}, column {}: {}".format(*line_column(text, at), what) for at, what in notes)
+    notes.sort(key=itemgetter(0))
+    where = LineCounter(text)
+    words = tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes)
     clean = not words
     if not calls and not words:
         words = ("no <function=...> element was found",)
-    outside = "".join("".join(piece.split()) for piece in tree.prose)
-    compliant = bool(calls) and clean and _FENCE_ONLY.fullmatch(outside) is not None
+    compliant = bool(calls) and clean and _FENCE_ONLY.fullmatch(
+        "".join("".join(piece.split()) for piece in tree.prose)) is not None
     return Extraction(tuple(calls), words, compliant)
 
 
@@ -160,6 +186,132 @@ def _by_grammar(text: str) -> Extraction:
     tree = FunctionTagsTree()
     tree.transform(parse("function_tags", text))
     return _from_tree(tree, text)
+
+
+class _Wrapper:
+    __slots__ = ("start",)
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+
+
+def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
+    """The fast path for any reply: the tags found in C, the grammar's structure followed over them
+    (missing closing tags end an element where the grammar ends it), giving what the grammar's tree
+    gives — or, where the grammar stops (a stray closing tag, a ``<parameter=...>`` outside a
+    function, a tag no terminal takes), where that is."""
+    tree = FunctionTagsTree()
+    notes = tree.notes  # (the text between a wrapper's tags is noted where it stands; the notes are sorted later)
+    wrapper: _Wrapper | None = None
+    function: _Function | None = None
+    parameter: list[Any] | None = None  # key, raw, closed, start, end
+    last: tuple[bool, int, int] | None = None  # the last top-level item: is it text, start, end
+    before: tuple[bool, int, int] | None = None  # the one before the open top-level element
+
+    def end_parameter() -> None:
+        nonlocal parameter
+        if parameter is not None and function is not None:
+            raw = parameter[1] if parameter[1] is not None else ""
+            function.parameters.append((parameter[0], raw, parameter[2], parameter[3]))
+            function.end = parameter[4]
+        parameter = None
+
+    def end_function() -> None:
+        nonlocal function, last
+        end_parameter()
+        if function is not None:
+            tree.functions.append(function)
+            if wrapper is None:
+                last = (False, function.start, function.end)
+        function = None
+
+    def end_wrapper(closed: bool, end: int) -> None:
+        nonlocal wrapper, last
+        if function is not None:
+            end_function()
+        if wrapper is not None:
+            last = (False, wrapper.start, end)
+            if not closed:
+                notes.append((wrapper.start, _UNCLOSED_WRAPPER))
+        wrapper = None
+
+    def stop(found: re.Match[str]) -> Stopped:
+        opened = wrapper.start if wrapper is not None else function.start if function is not None else found.start()
+        context = before if (wrapper is not None or function is not None) else last
+        return Stopped(found.start(), found.end(), top_level_resumes(context, opened), found.group(0))
+
+    pos = 0
+    for found in _TAG.finditer(text):
+        at = found.start()
+        if at > pos:  # the text before the tag: one TEXT token
+            piece = text[pos:at]
+            if parameter is not None and parameter[1] is None:
+                parameter[1], parameter[4] = piece, at
+            elif function is not None:
+                end_parameter()
+                function.body.append((piece, pos))
+                function.end = at
+            elif wrapper is not None:
+                if not piece.isspace():
+                    notes.append((pos, "text between the tags was ignored: " + excerpt(piece)))
+            else:
+                tree.prose.append(piece)
+                last = (True, pos, at)
+        pos = found.end()
+        kind = found.lastindex
+        if kind == _PARAMETER_OPEN:
+            if function is None:
+                return stop(found)
+            end_parameter()
+            parameter = [_tag_name(found.group(0)), None, False, at, pos]
+        elif kind == _PARAMETER_CLOSE:
+            if parameter is None:
+                return stop(found)
+            parameter[2], parameter[4] = True, pos
+            end_parameter()
+        elif kind == _FUNCTION_OPEN:
+            end_function()
+            if wrapper is None:
+                before = last
+            function = _Function(_tag_name(found.group(0)), at, pos)
+        elif kind == _FUNCTION_CLOSE:
+            if function is None:
+                return stop(found)
+            end_parameter()
+            function.closed, function.end = True, pos
+            end_function()
+        elif kind == _WRAPPER_OPEN:
+            if wrapper is not None or function is not None:
+                end_wrapper(False, at)
+            before = last
+            wrapper = _Wrapper(at)
+        elif kind == _WRAPPER_CLOSE:
+            if wrapper is None:
+                return stop(found)
+            end_wrapper(True, pos)
+        else:
+            return stop(found)
+    if pos < len(text):
+        piece = text[pos:]
+        if parameter is not None and parameter[1] is None:
+            parameter[1], parameter[4] = piece, len(text)
+        elif function is not None:
+            end_parameter()
+            function.body.append((piece, pos))
+            function.end = len(text)
+        elif wrapper is not None:
+            if not piece.isspace():
+                notes.append((pos, "text between the tags was ignored: " + excerpt(piece)))
+        else:
+            tree.prose.append(piece)
+    end_wrapper(False, len(text)) if wrapper is not None else end_function()
+    return tree
+
+
+def _scan(text: str) -> FunctionTagsTree | None:
+    """:func:`_scan_or_stop`, ``None`` where the grammar stops."""
+    found = _scan_or_stop(text)
+    return None if isinstance(found, Stopped) else found
 
 
 def _canonical(text: str) -> Extraction | None:
@@ -170,7 +322,6 @@ def _canonical(text: str) -> Extraction | None:
     start = min(starts)
     calls: list[RawCall] = []
     pos = start
-    n = len(text)
     while True:
         found = _CANONICAL_FUNCTION.match(text, pos)
         if found is None or (found.group(1) is None) != (found.group(5) is None):
@@ -185,9 +336,7 @@ def _canonical(text: str) -> Extraction | None:
         if not name:
             return None
         calls.append(RawCall(name, arguments, found.span(2)))
-        pos = found.end()
-        while pos < n and text[pos].isspace():
-            pos += 1
+        pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
         if not (text.startswith("<function=", pos) or text.startswith("<tool_call>", pos)):
             break
     if not calls:
@@ -211,13 +360,16 @@ class FunctionTags(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         fast = _canonical(text)
         if fast is not None:
             return fast
-        return read_within(text, _by_grammar, limit=GRAMMAR_LIMIT, what="the tags")
+        scanned = _scan_or_stop(text)
+        if isinstance(scanned, Stopped):
+            return grammar_stop_note(text, scanned, _by_grammar, limit=grammar_chars(limits), what="the tags")
+        return _from_tree(scanned, text, grammar_chars(limits))
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []

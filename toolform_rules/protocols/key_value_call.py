@@ -26,16 +26,23 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Token, Transformer, Tree
-from .text_family import (Read, grammar_parse, line_end, needs_json_quotes, never_raises, read_calls, read_json_quoted,
-                          value_text)
+from .text_family import (HEAD, GrammarBudget, LineStarts, Read, grammar_parse, line_end, needs_json_quotes,
+                          never_raises, read_calls, read_json_quoted, value_text)
 
 GRAMMAR = "key_value_call"
 
-_HEADER = re.compile(r"[ \t]*(?i:tool)[ \t]*[:=]")
-_ENTRY = re.compile(r"[ \t]*(?>(?:[-*][ \t]+)?)(?P<key>[\w$@.\-]+)[ \t]*[:=]")
+_HEADER_SOURCE = r"[ \t]*(?i:tool)[ \t]*[:=]"
+_ENTRY_SOURCE = r"[ \t]*(?>(?:[-*][ \t]+)?)(?P<key>[\w$@.\-]+)[ \t]*[:=]"
+_HEADER = re.compile(_HEADER_SOURCE)
+_ENTRY = re.compile(_ENTRY_SOURCE)
+_HEADER_LINES = LineStarts(_HEADER_SOURCE)
+# the argument lines after a header, each shorter than HEAD (so judged whole, as by its head), in one match
+_SHORT_ENTRIES = re.compile(rf"(?:\r?\n(?=[^\n]{{0,{HEAD - 1}}}(?:\n|\Z))(?!{_HEADER_SOURCE})"
+                            rf"{_ENTRY_SOURCE.replace('(?P<key>', '(?:')}[^\n]*+)*+")
 
 #: a block as read: the tool name and its (key, raw value) lines
 Block = tuple[str, list[tuple[str, str]]]
@@ -77,8 +84,8 @@ class _Blocks(Transformer):
         return tokens["KEY"], tokens.get("VALUE", "")
 
 
-def _block_grammar(segment: str) -> Block:
-    tree = grammar_parse(GRAMMAR, segment)
+def _block_grammar(segment: str, budget: GrammarBudget | None = None) -> Block:
+    tree = grammar_parse(GRAMMAR, segment, budget)
     blocks = _Blocks().transform(tree) if isinstance(tree, Tree) else []
     return blocks[0] if blocks else ("", [])
 
@@ -96,16 +103,21 @@ def build_call(name: str, entries: list[tuple[str, str]]) -> Read:
 
 def _extent(text: str, start: int, end: int) -> int:
     """A block runs over the argument lines after its header, to a blank line, a header or a
-    line that is not ``name: value``."""
+    line that is not ``name: value`` (each line judged by its first HEAD characters)."""
     stop = end
     n = len(text)
     while stop < n:
+        run = _SHORT_ENTRIES.match(text, stop)
+        if run is not None and run.end() > stop:  # short argument lines, in C
+            stop = run.end()
+            if text[stop - 1] == "\r" and (stop == n or text[stop] == "\n"):
+                stop -= 1
         nxt = text.find("\n", stop)
         if nxt < 0:
             break
         begin = nxt + 1
         finish = line_end(text, begin)
-        head = text[begin:min(finish, begin + 400)]
+        head = text[begin:min(finish, begin + HEAD)]
         if _ENTRY.match(head) is None or _HEADER.match(head) is not None:
             break
         stop = finish
@@ -122,18 +134,20 @@ class KeyValueCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return never_raises(self.id, self._parse, text, tools, limits)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        budget = GrammarBudget.of(limits)
+
         def read_one(segment: str) -> Read:
             found = _block_fast(segment)
             if found is None:
-                found = _block_grammar(segment)
+                found = _block_grammar(segment, budget)
             return build_call(*found)
 
         return read_calls(self.id, text, lambda head: _HEADER.match(head) is not None, read_one, _extent,
-                          what="block")
+                          what="block", candidates=_HEADER_LINES)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self._render(call) for call in calls)

@@ -10,8 +10,13 @@ a few chores, kept here so each is written once:
   as character references so that a round trip keeps it;
 * finding Markdown code fences (:func:`fenced_blocks`) in one linear scan;
 * turning a parsed YAML or TOML document into calls (:func:`calls_from_document`);
-* line and column of an offset (:func:`line_column`), and a grammar failure moved to
-  where its text stood in the reply (:func:`shifted`).
+* line and column of an offset (:func:`line_column`; :class:`LineCounter` for many, in one
+  pass), and a grammar failure moved to where its text stood in the reply (:func:`shifted`);
+* the note on a malformed reply (:func:`grammar_stop_note`): the tag formats read every reply
+  in one linear pass and run the grammar only where that pass stops, on a bounded stretch
+  (``Limits.reply_grammar_chars``) that ends in the same failure;
+* finding the framed sentences of the NL protocols (:func:`sentence_spans`) with one pattern
+  run in C over the reply.
 """
 
 from __future__ import annotations
@@ -20,14 +25,12 @@ import functools
 import json
 import math
 import re
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
+from ..limits import DEFAULT_LIMITS, Limits
 from .base import Extraction, internal_error
 from ..grammar import GrammarFailure, Transformer, load_parser
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
-
-#: the longest reply a grammar is run on; past this the reply is cut and a note says so
-GRAMMAR_LIMIT = 200_000
 
 
 _Parse = TypeVar("_Parse", bound=Callable[..., Extraction])
@@ -37,13 +40,13 @@ def never_raises(parse: _Parse) -> _Parse:
     """``parse`` that turns any error it did not expect into a note (a protocol's parse never raises).
 
     >>> from toolform_rules.protocols import get_protocol
-    >>> never_raises(lambda self, text, tools=None: 1 / 0)(get_protocol("react"), "x").notes
+    >>> never_raises(lambda self, text, tools=None, limits=None: 1 / 0)(get_protocol("react"), "x").notes
     ('react: internal error while reading the reply (ZeroDivisionError)',)
     """
     @functools.wraps(parse)
-    def guarded(self: Any, text: Any, tools: Any = None) -> Extraction:
+    def guarded(self: Any, text: Any, tools: Any = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         try:
-            return parse(self, text, tools)
+            return parse(self, text, tools, limits)
         except Exception as err:  # a bug must not take the reply down; the note names it
             return internal_error(self.info.id, err)
     return guarded  # type: ignore[return-value]
@@ -171,6 +174,7 @@ def xml_unescape(text: str) -> str:
     return "".join(out)
 
 
+_SPACE_CHAR = re.compile(r"\s")
 _ATTRIBUTES = re.compile(r"""([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>/=`]+))""")
 
 
@@ -180,10 +184,10 @@ def tag_attribute(tag: str, attribute: str) -> str | None:
     >>> tag_attribute('<invoke name="a&amp;b">', "name"), tag_attribute("<p type='s' name=x/>", "name")
     ('a&b', 'x')
     """
-    space = 0
-    while space < len(tag) and not tag[space].isspace():
-        space += 1
-    for found in _ATTRIBUTES.finditer(tag, space):
+    if "=" not in tag:  # no attribute at all
+        return None
+    space = _SPACE_CHAR.search(tag)
+    for found in _ATTRIBUTES.finditer(tag, space.start() if space is not None else len(tag)):
         if found.group(1).lower() == attribute:
             value = found.group(2) if found.group(2) is not None else (
                 found.group(3) if found.group(3) is not None else found.group(4))
@@ -203,10 +207,15 @@ def xml_value(raw: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # replies
 
+_CLOSING_FENCE = re.compile(r"\n[^\S\n]*```")
+
+
 def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
     r"""The Markdown code fences of ``text``: ``(start, end, language)`` of each body, in order.
 
-    A fence still open at the end of the text ends there.
+    A fence still open at the end of the text ends there; a closing fence is the first ````` ``` `````
+    with nothing but white space before it on its line (found in C, so a long line of backticks costs
+    one pass).
 
     >>> text = "a\n```yaml\nx: 1\n```\nb\n```\ny\n```"
     >>> [(text[s:e], lang) for s, e, lang in fenced_blocks(text)]
@@ -224,15 +233,12 @@ def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
             break
         language = text[open_at + 3:line_end].strip()
         body_start = line_end + 1
-        close = text.find("```", body_start)
-        while close > 0 and text[close - 1] not in "\n":  # a closing fence starts its line
-            if text[text.rfind("\n", 0, close) + 1:close].strip() == "":
-                break
-            close = text.find("```", close + 3)
-        if close < 0:
+        closing = _CLOSING_FENCE.search(text, line_end)  # (the body starts a line: its line break is line_end)
+        if closing is None:
             blocks.append((body_start, n, language))
             break
-        line_start = text.rfind("\n", 0, close) + 1
+        close = closing.end() - 3
+        line_start = closing.start() + 1
         blocks.append((body_start, line_start, language))
         after = text.find("\n", close)
         i = n if after < 0 else after + 1
@@ -309,25 +315,66 @@ def sentence_end(grammar: str, text: str, pos: int) -> tuple[bool, str] | None:
     return (period, trail) if pos == len(text) else None
 
 
-def read_within(text: str, read: Callable[[str], Extraction], *, limit: int, what: str,
-                too_deep: str = "the reply is nested too deeply to read") -> Extraction:
-    """``read`` (a grammar's reading) on the first ``limit`` characters of ``text``: a grammar's
-    failure becomes a note saying where it stopped, a cut text a note saying so.
+class Stopped:
+    """Where a fast reader found what its grammar cannot read: the offending token (``at`` to ``end``, as
+    ``found``), and ``resumes``: points before it where the grammar can be started over and stop there
+    the same way (best first: the grammar is in the state it has there on the whole reply)."""
 
-    >>> read_within("x" * 10, lambda body: Extraction((), (), True), limit=4, what="the tags").notes
-    ('only the first 4 characters were read',)
+    __slots__ = ("at", "end", "resumes", "found")
+
+    def __init__(self, at: int, end: int, resumes: tuple[int, ...], found: str) -> None:
+        self.at, self.end, self.resumes, self.found = at, end, resumes, found
+
+    def __repr__(self) -> str:
+        return f"Stopped({self.at}, {self.end}, {self.resumes}, {self.found!r})"
+
+
+def top_level_resumes(before: tuple[bool, int, int] | None, opened: int) -> tuple[int, ...]:
+    """Where the grammar of a tag format can start over to stop where it stops on the whole reply, for
+    an element (or stray token) at ``opened`` after the top-level item ``before`` (is it text, start,
+    end; ``None``: nothing before it): on the last character of text before it (the grammar then has
+    read an item, as on the whole reply), at the element before it, and — the grammar's place the
+    same, its list of what it expected perhaps not — at ``opened`` itself."""
+    if before is None:
+        return (0,)
+    is_text, start, end = before
+    return (end - 1, opened) if is_text else (start, opened)
+
+
+def grammar_stop_note(text: str, stop: Stopped, read: Callable[[str], Any], *, limit: int, what: str,
+                      too_deep: str = "the reply is nested too deeply to read") -> Extraction:
+    r"""No calls, and a note saying where the grammar stopped on a reply its fast reader found malformed.
+
+    The grammar (``read``, which raises :class:`GrammarFailure`) reads the reply up to the end of the
+    offending token — the same failure as on the whole reply — when that is at most ``limit``
+    characters; else the stretch from the first of ``stop.resumes`` that fits (the grammar stops
+    there the same way, its place moved into the reply); when none does, the note is the fast
+    reader's own.
+
+    >>> def read(body):
+    ...     raise GrammarFailure("g", 1, body.index("!") + 1, ("'x'",), "'!'")
+    >>> grammar_stop_note("ab!", Stopped(2, 3, (0,), "!"), read, limit=10, what="the tags").notes
+    ("the tags could not be read: line 1, column 3: expected 'x', found '!'",)
+    >>> grammar_stop_note("a" * 20 + "\nb!", Stopped(22, 23, (21,), "!"), read, limit=10, what="the tags").notes
+    ("the tags could not be read: line 2, column 2: expected 'x', found '!'",)
+    >>> grammar_stop_note("a" * 20 + "!", Stopped(20, 21, (0,), "!"), read, limit=10, what="the tags").notes[0][:54]
+    "the tags could not be read: line 1, column 21: '!' can"
     """
-    body = text if len(text) <= limit else text[:limit]
-    try:
-        extraction = read(body)
-    except GrammarFailure as failure:
-        return Extraction((), (f"{what} could not be read: {failure.describe()}",), False)
-    except RecursionError:
-        return Extraction((), (too_deep,), False)
-    if body is not text:
-        extraction = Extraction(extraction.calls, extraction.notes + (
-            f"only the first {limit} characters were read",), False)
-    return extraction
+    starts = (0,) if stop.end <= limit else tuple(at for at in stop.resumes if stop.end - at <= limit)
+    if starts:
+        start = starts[0]
+        try:
+            read(text[start:stop.end])
+        except GrammarFailure as failure:
+            if start:
+                failure = shifted(failure, text, start)
+            return Extraction((), (f"{what} could not be read: {failure.describe()}",), False)
+        except RecursionError:
+            return Extraction((), (too_deep,), False)
+    line, column = line_column(text, stop.at)
+    return Extraction((), (f"{what} could not be read: line {line}, column {column}: {excerpt(stop.found)} cannot "
+                           f"stand there (the grammar, which says what can, reads at most {limit} characters of a "
+                           "reply)",), False)
 
 
 def excerpt(text: str, limit: int = 40) -> str:
@@ -342,11 +389,13 @@ SentenceRead = tuple[Any, Any, Any, str]  # (tool, arguments, period, words afte
 def read_sentences(text: str, spans: list[tuple[int, int]], quick: Callable[[str], SentenceRead | None],
                    by_grammar: Callable[[str], SentenceRead],
                    build: Callable[[str, SentenceRead], tuple[str, dict[str, Any], list[str]]], *,
-                   sentence_limit: int, fallback_limit: int) -> tuple[list[Any], list[str], bool]:
+                   sentence_limit: int, fallback_limit: int, grammar_chars: int | None = None
+                   ) -> tuple[list[Any], list[str], bool]:
     """The calls of the sentences at ``spans``: each read by ``quick`` or, failing that, by the
-    grammar (at most ``fallback_limit`` sentences: the grammar says where a sentence breaks, at a
-    cost), then made a call by ``build`` (tool, arguments, notes).  Returns the calls, the notes
-    (each with its line and column) and whether every sentence kept to the frame.
+    grammar (at most ``fallback_limit`` sentences and ``grammar_chars`` characters in all: the grammar
+    says where a sentence breaks, at a cost), then made a call by ``build`` (tool, arguments, notes).
+    Returns the calls, the notes (each with its line and column) and whether every sentence kept to
+    the frame.
     """
     from .base import RawCall
 
@@ -354,6 +403,7 @@ def read_sentences(text: str, spans: list[tuple[int, int]], quick: Callable[[str
     notes: list[str] = []
     clean = True
     fallbacks = 0
+    left = grammar_chars
     for start, end in spans:
         sentence = text[start:end]
         where = Position(text, start)
@@ -369,6 +419,13 @@ def read_sentences(text: str, spans: list[tuple[int, int]], quick: Callable[[str
                     notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
                 clean = False
                 continue
+            if left is not None:
+                if len(sentence) > left:
+                    notes.append(f"{where}: a sentence that does not keep to the frame was not read (the grammar "
+                                 f"reads at most {grammar_chars} characters of a reply)")
+                    clean = False
+                    continue
+                left -= len(sentence)
             try:
                 read = by_grammar(sentence)
             except GrammarFailure as failure:
@@ -447,6 +504,34 @@ def line_column(text: str, index: int) -> tuple[int, int]:
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
+class LineCounter:
+    r"""Line and column of offsets in ``text``, counted on from the offset asked before: offsets asked in
+    order cost one pass over the text, however many there are.
+
+    >>> where = LineCounter("ab\ncd\nef")
+    >>> where(4), where(7), where(1)
+    ((2, 2), (3, 2), (1, 2))
+    """
+
+    __slots__ = ("text", "index", "line", "start")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.index, self.line, self.start = text, 0, 1, 0
+
+    def __call__(self, index: int) -> tuple[int, int]:
+        text = self.text
+        if index >= self.index:
+            self.line += text.count("\n", self.index, index)
+            nl = text.rfind("\n", self.index, index)
+            if nl >= 0:
+                self.start = nl + 1
+        else:
+            self.line -= text.count("\n", index, self.index)
+            self.start = text.rfind("\n", 0, index) + 1
+        self.index = index
+        return self.line, index - self.start + 1
+
+
 class Position:
     r"""``line L, column C`` of an offset, worked out only when it is written into a note.
 
@@ -469,6 +554,9 @@ class Position:
 _LIST_NUMBER_ONLY = re.compile(r"\d{1,3}[.)]")
 
 
+_WORD = re.compile(r"\S+")
+
+
 def leftover_outside(text: str, spans: list[tuple[int, int]]) -> bool:
     r"""Whether ``text`` holds anything besides ``spans``, white space and list numbers ("1.", "2)").
 
@@ -477,21 +565,27 @@ def leftover_outside(text: str, spans: list[tuple[int, int]]) -> bool:
     """
     previous = 0
     for start, end in sorted(spans) + [(len(text), len(text))]:
-        for piece in text[previous:start].split():
-            if not _LIST_NUMBER_ONLY.fullmatch(piece):
-                return True
+        if start > previous:
+            for piece in _WORD.finditer(text, previous, start):  # the first word that is no list number answers
+                if not _LIST_NUMBER_ONLY.fullmatch(piece.group(0)):
+                    return True
         previous = max(previous, end)
     return False
 
 
-def shifted(failure: GrammarFailure, text: str, offset: int, lines: int = 0) -> GrammarFailure:
-    """``failure`` (on ``text[offset:]``, which had ``lines`` extra lines put before it) placed in ``text``."""
-    line, column = line_column(text, offset)
+def shifted(failure: GrammarFailure, text: str, offset: int, lines: int = 0,
+            line_of: Callable[[int], tuple[int, int]] | None = None) -> GrammarFailure:
+    """``failure`` (on ``text[offset:]``, which had ``lines`` extra lines put before it) placed in ``text``;
+    ``line_of`` (a :class:`LineCounter` of ``text``) counts the lines when many failures are placed."""
+    line, column = line_of(offset) if line_of is not None else line_column(text, offset)
     at_line = failure.line - lines
     if at_line <= 1:
         return GrammarFailure(failure.grammar, line, column + max(failure.column, 1) - 1, failure.expected,
                               failure.found)
     return GrammarFailure(failure.grammar, line + at_line - 1, failure.column, failure.expected, failure.found)
+
+
+_IN_STRING = re.compile(r'(?:[^"\\]++|\\[\s\S])*+')
 
 
 def in_string_after(text: str, start: int = 0, end: int | None = None) -> bool:
@@ -500,23 +594,51 @@ def in_string_after(text: str, start: int = 0, end: int | None = None) -> bool:
     >>> in_string_after('a = "x, use f." and'), in_string_after('a = "x \\" use')
     (False, True)
     """
-    inside = False
-    i = start
-    stop = len(text) if end is None else end
-    while True:
-        i = text.find('"', i, stop) if not inside else i
-        if i < 0 or i >= stop:
-            return inside
-        if not inside:
-            inside = True
-            i += 1
-            continue
-        while i < stop and text[i] != '"':
-            i += 2 if text[i] == "\\" else 1
-        if i >= stop:
-            return True
-        inside = False
-        i += 1
+    return QuoteTracker(text, start).inside_at(len(text) if end is None else end)
+
+
+class QuoteTracker:
+    r"""Whether a double-quoted (JSON) string is open at a point of ``text``, counting from ``start``;
+    asked at points that only move forward, it reads each character once (in C).
+
+    >>> quotes = QuoteTracker('a "b \\" c" d "e', 0)
+    >>> [quotes.inside_at(at) for at in (2, 4, 9, 11, 15)]
+    [False, True, True, False, True]
+    """
+
+    __slots__ = ("text", "origin", "at", "inside")
+
+    def __init__(self, text: str, start: int) -> None:
+        self.text, self.origin, self.at, self.inside = text, start, start, False
+
+    def copy(self) -> "QuoteTracker":
+        other = QuoteTracker(self.text, self.origin)
+        other.at, other.inside = self.at, self.inside
+        return other
+
+    def inside_at(self, stop: int) -> bool:
+        """Whether ``text[start:stop]`` leaves a string open (``stop`` never less than the last asked)."""
+        text = self.text
+        while True:
+            if not self.inside:
+                quote = text.find('"', self.at, stop)
+                if quote < 0:
+                    self.at = max(self.at, stop)
+                    return False
+                self.inside, self.at = True, quote + 1
+                continue
+            if self.at >= stop:
+                return True
+            close = _IN_STRING.match(text, self.at, stop).end()  # type: ignore[union-attr]
+            if close >= stop or text[close] != '"':  # still open (or an escape cut at ``stop``)
+                self.at = close
+                return True
+            self.inside, self.at = False, close + 1
+
+    def closing(self) -> int:
+        """Where the string open at the last point asked closes (its quote), or the text's end."""
+        close = _IN_STRING.match(self.text, self.at).end()  # type: ignore[union-attr]
+        return close
 
 
 @functools.cache
@@ -532,13 +654,151 @@ def find_words(text: str, start: int, end: int, words: tuple[str, ...]) -> list[
     >>> find_words("Use f. I will call g; reuse x", 0, 29, ("use", "call"))
     [(0, 4), (14, 19)]
     """
-    low = text[start:end].lower()
+    low = _lower(text[start:end])
     found = []
     for match in _words_pattern(words).finditer(low):
         at = match.start()
         if at == 0 or not (low[at - 1].isalnum() or low[at - 1] in "_'"):
             found.append((start + at, start + match.end()))
     return found
+
+
+def _lower(text: str) -> str:
+    """``text`` in lower case, one character for one: the one letter whose lower case is two characters
+    (İ, "i" and a combining dot) is the dot alone (a word it stands in is no verb; a verb after it is one)."""
+    return text.replace("\u0130", "\u0307").lower() if "\u0130" in text else text.lower()
+
+
+def lines_with_words(text: str, words: tuple[str, ...]) -> Iterator[tuple[int, int, list[tuple[int, int]]]]:
+    r"""Each line of ``text`` on which :func:`find_words` finds ``words``: (its start, its end, what it finds),
+    in order — found in one pass over the whole reply, so a line without them costs nothing.
+
+    >>> list(lines_with_words("a\nI will USE f\nx\nreuse y; call g", ("use", "call")))
+    [(2, 14, [(9, 13)]), (17, 32, [(26, 31)])]
+    """
+    low = _lower(text)
+    line_start = line_end = -1
+    found: list[tuple[int, int]] = []
+    for match in _words_pattern(words).finditer(low):
+        at = match.start()
+        if at > line_end:  # on a later line
+            if found:
+                yield line_start, line_end, found
+                found = []
+            line_start = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", at)
+            if line_end < 0:
+                line_end = len(text)
+        if at == line_start or not (low[at - 1].isalnum() or low[at - 1] in "_'"):
+            found.append((at, match.end()))
+    if found:
+        yield line_start, line_end, found
+
+
+_THE = re.compile(r"(?i)the[ \t]+")
+_SPACES = re.compile(r"\s*")
+
+
+@functools.cache
+def _openings(grammar: str, words: tuple[str, ...]) -> re.Pattern[str]:
+    """The openings of ``grammar``'s sentences as :func:`sentence_spans` takes them, in one pattern run on
+    the lower-cased reply: one of ``words`` as :func:`find_words` finds it (not after a letter, digit,
+    ``_`` or ``'``), "the" and a tool name (the grammar's TOOL, taken whole), then WITH, END or the
+    line's end — all but the verb and its spaces looked at ahead, so that the next search starts where
+    :func:`find_words`' does.  Group ``after``: where the verb's spaces end.  (Lower-casing changes none
+    of what the grammar's patterns match — TOOL's letters are both cases, the rest ignores case — but
+    for the two letters :func:`_openings_in` leaves to the line-by-line reading.)"""
+    t = grammar_terminals(grammar)
+    verbs = "|".join(f"{word}(?<![\\w']{word})" for word in words)  # the word first: found as a literal, fast
+    return re.compile(rf"(?:{verbs})[ \t]++(?P<after>)(?=(?>(?:(?i:the)[ \t]+)?)(?>{t['TOOL'].pattern})"
+                      rf"(?:[^\S\n]*(?:\n|\Z)|{t['WITH'].pattern}|{t['END'].pattern}))")
+
+
+def _openings_in(text: str, grammar: str, words: tuple[str, ...]) -> Iterator[tuple[int, int, int]]:
+    """Each opening (see :func:`_openings`), in order: (its line's start, its line's end, its verb), found
+    as one goes (a caller that has enough stops the search)."""
+    if "\u0130" in text or "\u212a" in text:  # letters whose lower case TOOL's pattern reads otherwise (İ, the
+        # Kelvin sign): each verb is looked at in Python, TOOL on the reply as written
+        terminals = grammar_terminals(grammar)
+        for line_start, line_end, found in lines_with_words(text, words):
+            for verb, after in found:
+                the = _THE.match(text, after, line_end)
+                tool = terminals["TOOL"].match(text, the.end() if the else after, line_end)
+                if tool is None:
+                    continue
+                rest = tool.end()
+                if (rest >= line_end or _SPACES.match(text, rest, line_end).end() == line_end  # type: ignore[union-attr]
+                        or terminals["WITH"].match(text, rest, line_end) or terminals["END"].match(text, rest, line_end)):
+                    yield line_start, line_end, verb
+        return
+    line_start = line_end = -1
+    for match in _openings(grammar, words).finditer(_lower(text)):
+        verb = match.start()
+        if verb > line_end:  # on a later line
+            line_start = text.rfind("\n", max(line_end, 0), verb) + 1 or max(line_end + 1, 0)
+            line_end = text.find("\n", verb)
+            if line_end < 0:
+                line_end = len(text)
+        yield line_start, line_end, verb
+
+
+def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[str], grammar: str, *, limit: int,
+                   repeated_opening: bool = False) -> list[tuple[int, int]]:
+    """Where the framed sentences of ``grammar`` are: from each opening (one of ``words``, with what
+    ``frame_prefix`` takes before it) to the next opening or the line's end; at most ``limit``.
+
+    An opening counts when a tool name (the grammar's ``TOOL``, "the" allowed before it) follows
+    its verb and then ``WITH``, ``END`` or the line's end; not when it stands inside a quoted value
+    of the sentence before it, nor (``repeated_opening``) within 4 characters of the one before
+    ("I will use" found again at its verb).  One pass over the reply: the openings are found by one
+    pattern in C, each is looked at once (those inside a quoted value at once with it), and the
+    quotes of a line are read once.
+    """
+    spans: list[tuple[int, int]] = []
+    starts: list[int] = []
+    line_start, line_end = 0, -1
+    quotes: QuoteTracker | None = None
+    skip = -1  # openings up to here stand inside a quoted value
+
+    def close_line() -> None:
+        for i, start in enumerate(starts[:limit - len(spans)]):
+            end = starts[i + 1] if i + 1 < len(starts) else line_end
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            spans.append((start, end))
+
+    for begin, end_of_line, verb in _openings_in(text, grammar, words):
+        if end_of_line != line_end:  # a new line
+            close_line()
+            if len(spans) >= limit:
+                return spans
+            line_start, line_end = begin, end_of_line
+            starts, quotes, skip = [], None, -1
+        if verb <= skip:
+            continue
+        head = text[max(line_start, verb - 24):verb]
+        prefix = frame_prefix.search(head)
+        start = verb - (len(prefix.group(0)) if prefix else 0)
+        if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
+            continue
+        if starts:
+            origin = starts[-1]
+            if repeated_opening and start < origin + 4:
+                continue
+            if start > origin:  # inside a quoted value of the sentence before?
+                if quotes is None or quotes.origin != origin:
+                    quotes = QuoteTracker(text, origin)
+                quotes.inside_at(max(origin, verb - 24))  # where every later opening starts, at the earliest
+                probe = quotes.copy()
+                if probe.inside_at(start):
+                    skip = probe.closing()  # and so is every opening up to where the value's quote closes
+                    continue
+        starts.append(start)
+        if len(starts) > limit - len(spans):  # one more than fits: it ends the last sentence that does
+            close_line()
+            return spans
+    close_line()
+    return spans
 
 
 def calls_from_document(document: Any, call_keys: tuple[str, ...] = ("call", "calls", "tool_call", "tool_calls")
@@ -590,6 +850,7 @@ def calls_from_document(document: Any, call_keys: tuple[str, ...] = ("call", "ca
     return None
 
 
-__all__ = ["GRAMMAR_LIMIT", "Position", "calls_from_document", "fenced_blocks", "find_words", "grammar_terminals",
-           "in_string_after", "leftover_outside", "line_column", "never_raises", "plain_value", "shifted",
-           "tag_attribute", "text_of", "xml_escape", "xml_text", "xml_unescape", "xml_value"]
+__all__ = ["LineCounter", "Position", "QuoteTracker", "Stopped", "calls_from_document", "fenced_blocks", "find_words",
+           "grammar_stop_note", "grammar_terminals", "in_string_after", "leftover_outside", "line_column",
+           "lines_with_words", "never_raises", "plain_value", "sentence_spans", "shifted", "tag_attribute", "text_of",
+           "top_level_resumes", "xml_escape", "xml_text", "xml_unescape", "xml_value"]

@@ -29,19 +29,20 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import parse
+from .text_family import grammar_chars
 from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,
-                            never_raises, read_sentences, sentence_end, sentence_value, text_of)
+                            never_raises, read_sentences, sentence_end, sentence_spans, sentence_value, text_of)
 
 GRAMMAR = "nl_intent"
 VERBS = ("use", "call", "invoke", "run", "using", "calling")
 _FRAME_PREFIX = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?"
                            r"(?:(?:I(?:'ll| will| would| am going to| shall| want to| need to)"
                            r"|let me)[ \t]+)?\Z")
-_THE = re.compile(r"(?i)the[ \t]+")
 _NO_TOOL = re.compile(r"(?i)\bno (?:tool|function)\b|\bnone of the tools\b")
 _SENTENCES_LIMIT = 200
 _FALLBACK_LIMIT = 10  # sentences read by the Lark parser (to say where they break) per reply
@@ -126,40 +127,13 @@ def _read_by_grammar(text: str) -> Sentence:
 
 def _sentences(text: str) -> list[tuple[int, int]]:
     """Where the sentences are: from each opening to the next opening or the line's end."""
-    t = grammar_terminals(GRAMMAR)
-    spans: list[tuple[int, int]] = []
-    line_start = 0
-    n = len(text)
-    while line_start <= n and len(spans) < _SENTENCES_LIMIT:
-        line_end = text.find("\n", line_start)
-        if line_end < 0:
-            line_end = n
-        starts: list[int] = []
-        for verb, after in find_words(text, line_start, line_end, VERBS):
-            head = text[max(line_start, verb - 24):verb]
-            prefix = _FRAME_PREFIX.search(head)
-            start = verb - (len(prefix.group(0)) if prefix else 0)
-            if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
-                continue
-            if starts and start < starts[-1] + 4:
-                continue  # "I will use" found again at its verb
-            if starts and '"' in text[starts[-1]:start] and in_string_after(text, starts[-1], start):
-                continue  # inside a quoted value
-            the = _THE.match(text, after, line_end)
-            tool = t["TOOL"].match(text, the.end() if the else after, line_end)
-            if tool is None:
-                continue
-            rest = tool.end()
-            if (rest >= line_end or text[rest:line_end].isspace() or t["WITH"].match(text, rest, line_end)
-                    or t["END"].match(text, rest, line_end)):
-                starts.append(start)
-        for i, start in enumerate(starts[:_SENTENCES_LIMIT - len(spans)]):
-            end = starts[i + 1] if i + 1 < len(starts) else line_end
-            while end > start and text[end - 1].isspace():
-                end -= 1
-            spans.append((start, end))
-        line_start = line_end + 1
-    return spans
+    return sentence_spans(text, VERBS, _FRAME_PREFIX, GRAMMAR, limit=_SENTENCES_LIMIT, repeated_opening=True)
+
+
+def _says_no_tool(text: str) -> bool:
+    """Whether the reply says no tool fits (``_NO_TOOL``, searched from the first "no" in any case)."""
+    first = min((at for at in (text.find(w) for w in ("no", "No", "nO", "NO")) if at >= 0), default=-1)
+    return first >= 0 and _NO_TOOL.search(text, first) is not None
 
 
 def _parameters(name: str, tools: Toolset | None) -> dict[str, tuple[str, bool]] | None:
@@ -211,7 +185,7 @@ class NlIntent(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         spans = _sentences(text)
@@ -222,9 +196,10 @@ class NlIntent(Protocol):
             return tool, arguments, notes
 
         calls, notes, clean = read_sentences(text, spans, _read, _read_by_grammar, build,
-                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT)
+                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT,
+                                             grammar_chars=grammar_chars(limits))
         if not calls:
-            if _NO_TOOL.search(text):
+            if _says_no_tool(text):
                 return Extraction((), ("the reply says no tool fits",), True)
             if not notes:
                 notes.append("no sentence naming a tool ('I will use TOOL with name: value') was found")

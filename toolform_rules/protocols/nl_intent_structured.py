@@ -27,16 +27,17 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import parse
-from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,
-                            never_raises, read_sentences, sentence_end, sentence_value, text_of)
+from .text_family import grammar_chars
+from .markup_family import (SentenceParts, grammar_terminals, in_string_after, leftover_outside, never_raises,
+                            read_sentences, sentence_end, sentence_spans, sentence_value, text_of)
 
 GRAMMAR = "nl_intent_structured"
 _FRAME_START = re.compile(r"(?i)(?<![\w'])(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?"
                           r"(?:use|call)[ \t]+")
-_THE = re.compile(r"(?i)the[ \t]+")
 _FRAME_PREFIX = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?\Z")
 _NO_TOOL = re.compile(r"(?i)\s*no tool is needed\.?\s*")
 _SENTENCES_LIMIT = 200
@@ -103,40 +104,9 @@ def _read_by_grammar(text: str) -> Sentence:
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
-    """Where the framed sentences are: from each frame's first word to the next frame or the line's end."""
-    t = grammar_terminals(GRAMMAR)
-    spans: list[tuple[int, int]] = []
-    line_start = 0
-    n = len(text)
-    while line_start <= n and len(spans) < _SENTENCES_LIMIT:
-        line_end = text.find("\n", line_start)
-        if line_end < 0:
-            line_end = n
-        starts: list[int] = []
-        for verb, after in find_words(text, line_start, line_end, ("use", "call")):
-            # the frame starts at the verb, or before it at "I will" and a list number
-            head = text[max(line_start, verb - 24):verb]
-            prefix = _FRAME_PREFIX.search(head)
-            start = verb - (len(prefix.group(0)) if prefix else 0)
-            if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
-                continue
-            if starts and '"' in text[starts[-1]:start] and in_string_after(text, starts[-1], start):
-                continue  # inside a quoted value
-            the = _THE.match(text, after, line_end)
-            tool = t["TOOL"].match(text, the.end() if the else after, line_end)
-            if tool is None:
-                continue
-            rest = tool.end()
-            if (rest >= line_end or text[rest:line_end].isspace() or t["WITH"].match(text, rest, line_end)
-                    or t["END"].match(text, rest, line_end)):
-                starts.append(start)
-        for i, start in enumerate(starts[:_SENTENCES_LIMIT - len(spans)]):
-            end = starts[i + 1] if i + 1 < len(starts) else line_end
-            while end > start and text[end - 1].isspace():
-                end -= 1
-            spans.append((start, end))
-        line_start = line_end + 1
-    return spans
+    """Where the framed sentences are: from each frame's first word to the next frame or the line's end
+    (the frame starts at the verb, or before it at "I will" and a list number)."""
+    return sentence_spans(text, ("use", "call"), _FRAME_PREFIX, GRAMMAR, limit=_SENTENCES_LIMIT)
 
 
 def _call(sentence: str, read: Any) -> tuple[str, dict[str, Any], list[str]]:
@@ -162,14 +132,15 @@ class NlIntentStructured(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         if _NO_TOOL.fullmatch(text):
             return Extraction((), ("the reply says no tool is needed",), True)
         spans = _sentences(text)
         calls, notes, clean = read_sentences(text, spans, _read, _read_by_grammar, _call,
-                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT)
+                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT,
+                                             grammar_chars=grammar_chars(limits))
         if not calls and not notes:
             notes.append("no sentence in the frame 'Use TOOL with arg = value.' was found")
         if len(spans) >= _SENTENCES_LIMIT:

@@ -20,20 +20,25 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Transformer, Tree
-from .text_family import (Read, backslash_escape, backslash_unescape, grammar_parse, never_raises, read_calls,
-                          resolve_tool, terminal_regex, trim_field, value_text)
+from .text_family import (GrammarBudget, LineStarts, Read, backslash_escape, backslash_unescape, grammar_parse,
+                          never_raises, read_calls, resolve_tool, terminal_regex, trim_field, value_text)
 
 GRAMMAR = "pipe_call"
 SPECIALS = "|="
 
 _NAME = re.compile(terminal_regex(GRAMMAR, "NAME"))
 _KEY = re.compile(terminal_regex(GRAMMAR, "KEY"))
-_VALUE = re.compile(terminal_regex(GRAMMAR, "VALUE"))
-_FIELD = re.compile(r"(?:[^|\\\r\n]|\\[^\r\n])*")
+#: the grammar's VALUE terminal, written so that a run of plain characters is one step (a value as
+#: long as the reply is read in C, not a character at a time); the tests hold it to the grammar's
+_VALUE = re.compile(r"(?:[^|\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^|\\ \t\r\n]++|\\[^\r\n]))*+")
+_FIELD = re.compile(r"(?:[^|\\\r\n]++|\\[^\r\n])*+")
 _START = re.compile(r"[ \t]*[A-Za-z_][\w.\-]*[ \t]*(?P<pipe>\|)?")
+# the lines ``starts`` may take: a name and a pipe, or a name alone on its line
+_CANDIDATES = LineStarts(r"[ \t]*[A-Za-z_][\w.\-]*+[ \t]*+(?:\||\r?(?:\n|\Z))")
 
 #: one field as read: ("pair", key, raw value or None) or ("flag", key, None)
 Field = tuple[str, str, "str | None"]
@@ -117,8 +122,8 @@ class _Fields(Transformer):
         return ("pair", str(items[0]), str(items[1]) if len(items) > 1 else None)
 
 
-def _fields_grammar(segment: str) -> tuple[str, list[Field]]:
-    tree = grammar_parse(GRAMMAR, segment)
+def _fields_grammar(segment: str, budget: GrammarBudget | None = None) -> tuple[str, list[Field]]:
+    tree = grammar_parse(GRAMMAR, segment, budget)
     calls = _Fields().transform(tree) if isinstance(tree, Tree) else []
     return calls[0] if calls else ("", [])
 
@@ -142,10 +147,12 @@ class PipeCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return never_raises(self.id, self._parse, text, tools, limits)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        budget = GrammarBudget.of(limits)
+
         def starts(head: str) -> bool:
             m = _START.match(head)
             if m is None:
@@ -158,10 +165,10 @@ class PipeCall(Protocol):
         def read_one(segment: str) -> Read:
             found = _fields_fast(segment)
             if found is None:
-                found = _fields_grammar(segment)
+                found = _fields_grammar(segment, budget)
             return build_call(*found)
 
-        return read_calls(self.id, text, starts, read_one)
+        return read_calls(self.id, text, starts, read_one, candidates=_CANDIDATES)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self._render(call) for call in calls)

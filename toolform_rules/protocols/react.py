@@ -7,8 +7,9 @@ that is not an object — a bare word, a number, a list — is the value of the 
 parameter when it has exactly one (LangChain's single-input tools), else it is kept under
 ``_raw``.  ``Observation`` and ``Final Answer`` steps are ignored.
 
-Fast path: the labels are found by one regular expression (the grammar's own terminals) and
-the JSON by ``json.loads``; the grammar is run when the steps are out of order, to say where.
+Fast path: the labels are found by one regular expression (the grammar's own terminals) in one
+pass over the reply, and the JSON by ``json.loads``; the grammar is run when the steps are out of
+order, to say where — on a bounded stretch before that point (``Limits.reply_grammar_chars``).
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1})])
@@ -26,17 +27,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Transformer, parse
-from .markup_family import GRAMMAR_LIMIT, Position, excerpt, never_raises, read_within, shifted
+from .markup_family import LineCounter, Stopped, excerpt, grammar_stop_note, never_raises, shifted
+from .text_family import GrammarBudget, grammar_chars
+from . import json_family
+from .json_family import lenient_json
 from .values import balanced_spans, loads_lenient, strip_code_fence
 
-_LABEL = re.compile(r"^[ \t]*\*{0,2}(thought|action|action[ \t]+input|observation|final[ \t]+answer)\*{0,2}[ \t]*:"
-                    r"\*{0,2}", re.I | re.M)
+_LABEL_SOURCE = r"[ \t]*\*{0,2}(thought|action|action[ \t]+input|observation|final[ \t]+answer)\*{0,2}[ \t]*:\*{0,2}"
+_LABEL = re.compile("^" + _LABEL_SOURCE, re.I | re.M)
+# a label at the start of a later line (the line break found in C, then the label's first character)
+_NEXT_LABEL = re.compile(r"\n(?=(?-i:[ \t*TtAaOoFf]))" + _LABEL_SOURCE, re.I)
 _KINDS = {"thought": "THOUGHT", "action": "ACTION", "observation": "OBSERVATION"}
 _FENCE_ONLY = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
 _NAME_JUNK = "`'\"*_ \t\r\n"
@@ -52,33 +59,53 @@ def _kind(word: str) -> str:
 Step = tuple[str, str, int, int]  # kind, content, where the label starts, where the content ends
 
 
-_LABEL_STARTS = frozenset(" \t*TtAaOoFf")
-
-
 def _steps(text: str) -> tuple[str, list[Step]] | None:
     """The fast path: the prose before the first label and the labelled steps; ``None`` where the grammar stops."""
+    found = _steps_or_stop(text)
+    return None if isinstance(found, Stopped) else found
+
+
+def _labels(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each label at the start of a line: where it starts, where it ends, its word."""
+    first = _LABEL.match(text)
+    if first is not None:
+        yield 0, first.end(), first.group(1)
+    for found in _NEXT_LABEL.finditer(text):
+        yield found.start() + 1, found.end(), found.group(1)
+
+
+def _resumes(text: str, at: int, label: int, content: int) -> tuple[int, ...]:
+    """Where the grammar can start over to stop at the label at ``at`` as it does on the whole reply: where
+    the item before it starts (``label``, a step or an Action with its Action Input; -1: there is only
+    prose before it), then on the last character of the content before ``at`` (from ``content``; the
+    grammar reads it as prose), then at ``at``."""
+    tail = content + len(text[content:at].rstrip("\n")) - 1
+    return ((label,) if label >= 0 else (0,)) + ((tail,) if tail >= content else ()) + (at,)
+
+
+def _steps_or_stop(text: str) -> tuple[str, list[Step]] | Stopped:
+    """:func:`_steps`, or where the grammar stops (an Action Input that follows no Action) and where it can
+    start over to stop the same way (see :func:`_resumes`)."""
     steps: list[Step] = []
     previous = ""
     prose_end = -1
     last_end = 0
     label_start = 0
     kind = ""
-    at = 0
-    match = _LABEL.match
-    for line in text.split("\n"):
-        found = match(line) if line[:1] in _LABEL_STARTS else None
-        if found is not None:
-            if prose_end < 0:
-                prose_end = at
-            else:
-                end = at - 1 if at > last_end else at  # the line break before a label is no one's
-                steps.append((kind, text[last_end:end], label_start, end))
-            kind = _kind(found.group(1))
-            if kind == "ACTION_INPUT" and previous != "ACTION":
-                return None
-            previous = kind
-            label_start, last_end = at, at + found.end()
-        at += len(line) + 1
+    item = -1  # where the grammar's last item (a step; an Action with its Action Input) starts
+    for at, label_end, word in _labels(text):
+        if prose_end < 0:
+            prose_end = at
+        else:
+            end = at - 1 if at > last_end else at  # the line break before a label is no one's
+            steps.append((kind, text[last_end:end], label_start, end))
+        kind = _kind(word)
+        if kind == "ACTION_INPUT" and previous != "ACTION":
+            return Stopped(at, label_end, _resumes(text, at, item, last_end if steps else 0), text[at:label_end])
+        if kind != "ACTION_INPUT":
+            item = at
+        previous = kind
+        label_start, last_end = at, label_end
     if prose_end < 0:
         return text, []
     steps.append((kind, text[last_end:], label_start, len(text)))
@@ -128,7 +155,8 @@ def _only_parameter(name: str, tools: Toolset | None) -> str | None:
     return tool.parameters.properties[0].name
 
 
-def read_input(content: str, name: str = "", tools: Toolset | None = None, origin: tuple[str, int] | None = None
+def read_input(content: str, name: str = "", tools: Toolset | None = None, origin: tuple[str, int] | None = None,
+               budget: GrammarBudget | None = None, line_of: LineCounter | None = None
                ) -> tuple[dict[str, Any], list[str], bool]:
     """The arguments an Action Input holds, notes on it, and whether it was exactly one JSON object.
 
@@ -141,7 +169,9 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
     >>> read_input(' {"a": 1, "b": ')[1]
     ["the Action Input's JSON could not be read: line 1, column 13: expected ... found the end of the text"]
 
-    ``origin`` (the reply and where ``content`` starts in it) places a failure in the reply.
+    ``origin`` (the reply and where ``content`` starts in it) places a failure in the reply (``line_of``,
+    the reply's :class:`LineCounter`, counting its lines); ``budget`` (the reply's) bounds how much the
+    lenient JSON grammar reads.
     """
     body, _ = strip_code_fence(content)
     if not body:
@@ -152,14 +182,14 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
         pass
     failure: GrammarFailure | None = None
     if body[0] == "{":  # an object, perhaps with words after it: read the object alone
-        value, end, failure = _leading_object(body)
+        value, end, failure = _leading_object(body, budget)
         if failure is None:
             leftover = body[end:].strip()
             notes = [f"words after the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
             return _object_or_value(value, notes, False, name, tools)
     elif body[0] == "[":
         try:
-            return _object_or_value(loads_lenient(body), [], False, name, tools)
+            return _object_or_value(_lenient(body, budget), [], False, name, tools)
         except GrammarFailure as err:
             failure = err
         except RecursionError:
@@ -169,7 +199,7 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
         if spans:
             start, end = spans[0]
             try:
-                found = loads_lenient(body[start:end])
+                found = _lenient(body[start:end], budget)
             except (GrammarFailure, RecursionError):
                 found = None
             if isinstance(found, dict):
@@ -178,11 +208,11 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
                 return found, notes, False
     if failure is not None:
         if origin is not None:
-            failure = shifted(failure, origin[0], origin[1] + max(content.find(body), 0))
+            failure = shifted(failure, origin[0], origin[1] + max(content.find(body), 0), line_of=line_of)
         return {}, [f"the Action Input's JSON could not be read: {failure.describe()}"], False
     if body[0] in "\"'-0123456789tfnTFN":
         try:
-            return _object_or_value(loads_lenient(body), [], False, name, tools)
+            return _object_or_value(_lenient(body, budget), [], False, name, tools)
         except (GrammarFailure, RecursionError):
             pass
     return _object_or_value(body, [], False, name, tools)
@@ -191,7 +221,27 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, origi
 _RAW_DECODER = json.JSONDecoder()
 
 
-def _leading_object(body: str) -> tuple[Any, int, GrammarFailure | None]:
+def _lenient(piece: str, budget: GrammarBudget | None) -> Any:
+    """``loads_lenient(piece)``; the grammar reads it only within what is left of ``budget`` (the reply's).
+
+    JSON as models write it that the C-backed reader takes (``lenient_json``, which reads what the
+    grammar reads) costs no budget."""
+    if budget is None:
+        return loads_lenient(piece)
+    try:
+        return json.loads(piece)
+    except (ValueError, RecursionError):
+        pass
+    value = lenient_json(piece)
+    if value is not json_family._MISSING:
+        return value
+    limit = budget.left
+    if len(piece) <= limit:
+        budget.left -= len(piece)
+    return loads_lenient(piece, max_grammar_bytes=limit)
+
+
+def _leading_object(body: str, budget: GrammarBudget | None = None) -> tuple[Any, int, GrammarFailure | None]:
     """The JSON object ``body`` starts with, where it ends, or where it could not be read.
 
     Strict JSON is read by ``json`` (which says where the object ends); an object as models
@@ -204,7 +254,7 @@ def _leading_object(body: str) -> tuple[Any, int, GrammarFailure | None]:
         pass
     end = balanced_spans(body, limit=1)[0][1]
     try:
-        return loads_lenient(body[:end]), end, None
+        return _lenient(body[:end], budget), end, None
     except GrammarFailure as failure:
         return None, end, failure
     except RecursionError:
@@ -222,15 +272,20 @@ def _object_or_value(value: Any, notes: list[str], exact: bool, name: str, tools
 
 
 
-def _extraction(prose: str, steps: list[Step], text: str, tools: Toolset | None) -> Extraction:
+def _extraction(prose: str, steps: list[Step], text: str, tools: Toolset | None, json_chars: int | None = None
+                ) -> Extraction:
+    """The calls of the steps; ``json_chars``: how much of the reply the lenient JSON grammar reads in all
+    (the grammar's own bound when ``None``)."""
     calls: list[RawCall] = []
     notes: list[str] = []
     clean = True
+    budget = GrammarBudget(json_chars) if json_chars is not None else None
+    line_of = LineCounter(text)
     for i, (kind, content, start, end) in enumerate(steps):
         if kind != "ACTION":
             continue
         name = _name(content)
-        where = Position(text, start)
+        where = "line {}, column {}".format(*line_of(start))
         if not name:
             notes.append(f"{where}: an Action without a tool name was skipped")
             clean = False
@@ -238,7 +293,7 @@ def _extraction(prose: str, steps: list[Step], text: str, tools: Toolset | None)
         following = steps[i + 1] if i + 1 < len(steps) else None
         if following is not None and following[0] == "ACTION_INPUT":
             arguments, more, exact = read_input(following[1], name, tools,
-                                                (text, following[3] - len(following[1])))
+                                                (text, following[3] - len(following[1])), budget, line_of)
             notes.extend(f"{where}: {note}" for note in more)
             clean = clean and exact
             end = following[3]
@@ -263,16 +318,13 @@ class React(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
-        def read(body: str) -> Extraction:
-            found = _steps(body)
-            if found is None:
-                found = _steps_by_grammar(body)
-            return _extraction(found[0], found[1], body, tools)
-
-        return read_within(text, read, limit=GRAMMAR_LIMIT, what="the steps")
+        found = _steps_or_stop(text)
+        if isinstance(found, Stopped):
+            return grammar_stop_note(text, found, _steps_by_grammar, limit=grammar_chars(limits), what="the steps")
+        return _extraction(found[0], found[1], text, tools, grammar_chars(limits))
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []

@@ -26,11 +26,12 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Tree
-from .text_family import (Read, backslash_escape, backslash_unescape, grammar_parse, never_raises, read_calls,
-                          resolve_tool, terminal_regex, value_text)
+from .text_family import (GrammarBudget, LineStarts, Read, backslash_escape, backslash_unescape, grammar_parse,
+                          never_raises, read_calls, resolve_tool, terminal_regex, value_text)
 from .values import JsonValues, number
 
 GRAMMAR = "symbolic_call"
@@ -41,10 +42,14 @@ SIGILS = {"text": TEXT_SIGIL, "whole": WHOLE, "number_text": NUMBER, "truth": TR
 
 _NAME = re.compile(terminal_regex(GRAMMAR, "NAME"))
 _KEY = re.compile(terminal_regex(GRAMMAR, "KEY"))
-_TEXT = re.compile(terminal_regex(GRAMMAR, "TEXT"))
-_LOOSE = re.compile(terminal_regex(GRAMMAR, "LOOSE"))
+#: the grammar's TEXT and LOOSE terminals, written so that a run of plain characters is one step (a value
+#: as long as the reply is read in C, not a character at a time); the tests hold them to the grammar's
+_TEXT = re.compile(r"(?:[^★\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^★\\ \t\r\n]++|\\[^\r\n]))*+")
+_LOOSE = re.compile(r"(?:[^★\\ \t\r\n\[{]|\\[^\r\n])(?:[ \t]*+(?:[^★\\ \t\r\n]++|\\[^\r\n]))*+")
 _SPACE = re.compile(r"[ \t]*")
 _START = re.compile(r"[ \t]*[A-Za-z_][\w.\-]*[ \t]*(?P<mark>★)?")
+# the lines ``starts`` may take: a name and a ★, or a name alone on its line
+_CANDIDATES = LineStarts(r"[ \t]*[A-Za-z_][\w.\-]*+[ \t]*+(?:★|\r?(?:\n|\Z))")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
@@ -141,8 +146,8 @@ class _Arguments(JsonValues):
         return self._value(OBJECT, items)
 
 
-def _arguments_grammar(segment: str) -> tuple[str, list[Argument]]:
-    tree = grammar_parse(GRAMMAR, segment)
+def _arguments_grammar(segment: str, budget: GrammarBudget | None = None) -> tuple[str, list[Argument]]:
+    tree = grammar_parse(GRAMMAR, segment, budget)
     calls = _Arguments().transform(tree) if isinstance(tree, Tree) else []
     return calls[0] if calls else ("", [])
 
@@ -204,10 +209,12 @@ class SymbolicCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return never_raises(self.id, self._parse, text, tools, limits)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        budget = GrammarBudget.of(limits)
+
         def starts(head: str) -> bool:
             m = _START.match(head)
             if m is None:
@@ -219,10 +226,10 @@ class SymbolicCall(Protocol):
         def read_one(segment: str) -> Read:
             found = _arguments_fast(segment)
             if found is None:
-                found = _arguments_grammar(segment)
+                found = _arguments_grammar(segment, budget)
             return build_call(*found)
 
-        return read_calls(self.id, text, starts, read_one)
+        return read_calls(self.id, text, starts, read_one, candidates=_CANDIDATES)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self._render(call) for call in calls)

@@ -25,19 +25,24 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Token, Transformer, Tree
-from .text_family import (Reading, backslash_escape, backslash_unescape, grammar_parse, line_end, never_raises,
-                          scan_lines, terminal_regex, trim_field, value_text, where)
+from .text_family import (GrammarBudget, LineStarts, Reading, backslash_escape, backslash_unescape, grammar_parse,
+                          never_raises, scan_lines, terminal_regex, trim_field, value_text, where)
 
 GRAMMAR = "table_call"
 SPECIALS = "|"
 
 _SEPARATOR = re.compile(terminal_regex(GRAMMAR, "SEPARATOR"))
-_CELL = re.compile(terminal_regex(GRAMMAR, "CELL"))
-_PART = re.compile(r"(?:[^|\\\r\n]|\\[^\r\n])*")
+#: the grammar's CELL terminal, written so that a run of plain characters is one step (a cell as long
+#: as the reply is read in C, not a character at a time); the tests hold it to the grammar's
+_CELL = re.compile(r"(?:[^|\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^|\\ \t\r\n]++|\\[^\r\n]))*+")
+_PART = re.compile(r"(?:[^|\\\r\n]++|\\[^\r\n])*+")
 _ROW_START = re.compile(r"[ \t]*\|")
+_ROWS = LineStarts(r"[ \t]*\|")
+_MORE_ROWS = re.compile(r"(?:\r?\n[ \t]*\|[^\n]*+)*+")
 
 TOOL_WORDS = ("tool", "function", "tool name", "tool_name", "function name")
 ARGUMENT_WORDS = ("argument", "arg", "parameter", "param", "name", "key", "argument name", "parameter name")
@@ -126,8 +131,8 @@ class _Table(Transformer):
         return cells
 
 
-def _table_grammar(segment: str) -> Lines:
-    tree = grammar_parse(GRAMMAR, segment)
+def _table_grammar(segment: str, budget: GrammarBudget | None = None) -> Lines:
+    tree = grammar_parse(GRAMMAR, segment, budget)
     tables = _Table().transform(tree) if isinstance(tree, Tree) else []
     return tables[0] if tables else []
 
@@ -206,27 +211,28 @@ class TableCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return never_raises(self.id, self._parse, text, tools, limits)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        budget = GrammarBudget.of(limits)
+
         def extent(text: str, start: int, end: int) -> int:
-            """A table runs over the following lines that start with a pipe."""
-            stop = end
-            while True:
-                nl = text.find("\n", stop)
-                if nl < 0 or _ROW_START.match(text, nl + 1) is None:
-                    return stop
-                stop = line_end(text, nl + 1)
+            """A table runs over the following lines that start with a pipe (found in one match)."""
+            stop = _MORE_ROWS.match(text, end).end()  # type: ignore[union-attr]
+            if stop > end and text[stop - 1] == "\r":  # the last row's line break is \r\n, or it ends the text
+                stop -= 1
+            return stop
 
-        spans, prose, truncated = scan_lines(text, lambda head: _ROW_START.match(head) is not None, extent)
+        spans, prose, truncated = scan_lines(text, lambda head: _ROW_START.match(head) is not None, extent,
+                                             candidates=_ROWS)
         reading = Reading()
         for start, end, line in spans:
             segment = text[start:end]
             lines = _table_fast(segment)
             if lines is None:
                 try:
-                    lines = _table_grammar(segment)
+                    lines = _table_grammar(segment, budget)
                 except GrammarFailure as failure:
                     reading.note(f"table_call: the table on line {line} could not be read: {where(failure, line)}")
                     continue

@@ -8,9 +8,12 @@ member writes a value the same way (:func:`value_text`: numbers as Python writes
 exactly — spaces at either end, quotes, delimiters, line breaks and all, each format
 with its own escapes.
 
-Reading a reply is two steps here too: a linear scan over the lines finds the
-candidates (:func:`scan_lines`), then each candidate is parsed — by a fast path built
-from the grammar's own terminals where one exists, else by the grammar itself.
+Reading a reply is two steps here too: one pass over the lines finds the candidates
+(:func:`scan_lines`: a protocol's :class:`LineStarts` pattern finds the lines that may begin
+a call in C, so the lines between them cost nothing in Python), then each candidate is read
+once — by a fast path built from the grammar's own terminals where one exists, else by the
+grammar itself, within a budget of characters per reply (:class:`GrammarBudget`, from
+``Limits``) so that a reply of many malformed candidates costs no more than one.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
 from .base import Extraction, RawCall, internal_error
@@ -28,8 +32,36 @@ from ..grammar import GrammarFailure, load_parser, parse
 MAX_CALLS = 1000
 #: how much of a line is looked at to decide whether it starts a call
 HEAD = 400
-#: candidates longer than this are read by the fast paths only (the grammar costs ~15 µs a character)
-MAX_GRAMMAR_CHARS = 50_000
+#: the default of ``Limits.reply_grammar_chars`` (see :func:`grammar_chars`): how many characters of one
+#: reply the grammar reads in all; a candidate the fast paths cannot read and that does not fit in
+#: what is left is noted, not read (Lark costs up to ~15 µs a character on short tokens)
+MAX_GRAMMAR_CHARS = 16_384
+
+
+def grammar_chars(limits: Limits) -> int:
+    """How many characters of one reply the Lark grammars may read in all: ``limits.reply_grammar_chars``.
+
+    A proposed field of :class:`~toolform_rules.limits.Limits`; a ``Limits`` that does not have it
+    yet gives :data:`MAX_GRAMMAR_CHARS`.
+
+    >>> grammar_chars(DEFAULT_LIMITS) > 0
+    True
+    """
+    return int(getattr(limits, "reply_grammar_chars", MAX_GRAMMAR_CHARS))
+
+
+#: the default of ``Limits.reply_document_chars`` (see :func:`document_chars`)
+MAX_DOCUMENT_CHARS = 200_000
+
+
+def document_chars(limits: Limits) -> int:
+    """The longest YAML or TOML document of a reply that a library's reader in Python (tomllib) is given:
+    ``limits.reply_document_chars`` — linear, but ~1 µs a character.
+
+    A proposed field of :class:`~toolform_rules.limits.Limits`; a ``Limits`` that does not have it
+    yet gives :data:`MAX_DOCUMENT_CHARS`.
+    """
+    return int(getattr(limits, "reply_document_chars", MAX_DOCUMENT_CHARS))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,17 +288,130 @@ def line_end(text: str, pos: int) -> int:
     return end
 
 
+class LineStarts:
+    r"""The lines that may begin a call, found in C: ``pattern`` matched at a line's start.
+
+    ``pattern`` must match at the start of every line whose head (:data:`HEAD` characters) the
+    protocol's ``starts`` accepts — it may match more, ``starts`` decides — and must not match
+    a line break at its start.  A line of :data:`HEAD` characters or more is always handed to
+    ``starts``, which judges it by its head, as the line-by-line scan does.
+
+    >>> LineStarts(r"[ \t]*\|").lines("a\n | b\nc\n|d")
+    [2, 9]
+    """
+
+    __slots__ = ("first", "rest")
+
+    def __init__(self, pattern: str) -> None:
+        body = f"(?:{pattern})|[^\\n]{{{HEAD}}}"
+        self.first = re.compile(body)
+        self.rest = re.compile(f"\\n(?:{body})")
+
+    def next(self, text: str, pos: int) -> int:
+        """The start of the first line at or after ``pos`` (a line start) that may begin a call, or -1."""
+        if pos == 0 and self.first.match(text) is not None:
+            return 0
+        found = self.rest.search(text, pos - 1 if pos > 0 else 0)
+        return found.start() + 1 if found is not None else -1
+
+    def lines(self, text: str) -> list[int]:
+        """Where every line the pattern takes starts."""
+        out: list[int] = []
+        pos = 0
+        while True:
+            at = self.next(text, pos)
+            if at < 0:
+                return out
+            out.append(at)
+            pos = text.find("\n", at) + 1
+            if pos == 0:
+                return out
+
+
+# a line that may be neither blank nor a fence: its first non-space character within its head, and not
+# the start of a fence that the head holds whole (a line this takes is then judged by its head)
+_PROSE = rf"[^\S\n]{{0,{HEAD - 4}}}(?!```|~~~)\S|[^\S\n]{{{HEAD - 3},{HEAD - 1}}}\S"
+_PROSE_LINE = re.compile(_PROSE)
+_NEXT_PROSE_LINE = re.compile(rf"\n(?:{_PROSE})")
+
+
+def _has_prose(text: str, pos: int, stop: int) -> bool:
+    """Whether a line starting in ``text[pos:stop]`` (``pos`` a line start) is neither blank nor a fence,
+    judged by its head as :func:`scan_lines` judges a line (the likely line found in C, then judged)."""
+    while pos < stop:
+        if _PROSE_LINE.match(text, pos, stop) is not None:
+            begin = pos
+        else:
+            found = _NEXT_PROSE_LINE.search(text, pos, stop)
+            if found is None:
+                return False
+            begin = found.start() + 1
+        end = line_end(text, begin)
+        bare = text[begin:min(end, begin + HEAD)].strip()
+        if bare and not (bare[0] in "`~" and (bare.startswith("```") or bare.startswith("~~~"))):
+            return True
+        nl = text.find("\n", begin)  # (a fence cut by the head's end: on to the next line)
+        if nl < 0:
+            return False
+        pos = nl + 1
+    return False
+
+
 def scan_lines(text: str, starts: Callable[[str], bool],
                extent: Callable[[str, int, int], int] | None = None,
-               *, limit: int = MAX_CALLS) -> tuple[list[tuple[int, int, int]], bool, bool]:
+               *, limit: int = MAX_CALLS, candidates: LineStarts | None = None
+               ) -> tuple[list[tuple[int, int, int]], bool, bool]:
     """The candidate calls of a line-oriented format in one pass over ``text``.
 
     ``starts(head)`` says whether a line (its first :data:`HEAD` characters) begins a call;
     ``extent(text, start, end)`` may carry a call past its first line (a quoted line break)
-    and returns where it ends.  Returns ``(spans, prose, truncated)``: ``(start, end, line)``
-    per candidate (``line`` 1-based), whether any other non-blank, non-fence line was seen,
-    and whether candidates past ``limit`` were left.
+    and returns where it ends.  ``candidates`` finds the lines ``starts`` may accept in C; without
+    it every line is handed to ``starts``.  Returns ``(spans, prose, truncated)``: ``(start, end,
+    line)`` per candidate (``line`` 1-based), whether any other non-blank, non-fence line was
+    seen, and whether candidates past ``limit`` were left.
     """
+    if candidates is None:
+        return _scan_every_line(text, starts, extent, limit)
+    spans: list[tuple[int, int, int]] = []
+    prose = False
+    pos = 0  # where the lines not yet looked at start
+    line = 1
+    counted = 0  # the line breaks before this offset are counted in ``line``
+    n = len(text)
+    while pos <= n:
+        begin = candidates.next(text, pos)
+        if begin < 0:
+            break
+        if not prose:
+            prose = _has_prose(text, pos, begin)
+        end = line_end(text, begin)
+        head = text[begin:min(end, begin + HEAD)]
+        bare = head.strip()
+        stop = end
+        if not bare or bare[0] in "`~" and (bare.startswith("```") or bare.startswith("~~~")):
+            pass
+        elif starts(head):
+            if len(spans) >= limit:
+                return spans, prose, True
+            if extent is not None:
+                stop = extent(text, begin, end)
+            line += text.count("\n", counted, begin)
+            counted = begin
+            spans.append((begin, stop, line))
+        else:
+            prose = True
+        nl = text.find("\n", stop if stop > end else end)
+        if nl < 0:
+            return spans, prose, False
+        pos = nl + 1
+    if not prose:
+        prose = _has_prose(text, pos, n + 1)
+    return spans, prose, False
+
+
+def _scan_every_line(text: str, starts: Callable[[str], bool], extent: Callable[[str, int, int], int] | None,
+                     limit: int) -> tuple[list[tuple[int, int, int]], bool, bool]:
+    """:func:`scan_lines` without a :class:`LineStarts`: every line handed to ``starts`` in Python."""
     spans: list[tuple[int, int, int]] = []
     prose = False
     pos = 0
@@ -311,18 +456,51 @@ def terminal_regex(grammar: str, name: str) -> str:
 class TooLong(GrammarFailure):
     """A candidate the fast path could not read and the grammar is not given (it is too long)."""
 
-    def __init__(self, grammar: str, size: int) -> None:
-        self.size = size
+    def __init__(self, grammar: str, size: int, limit: int = MAX_GRAMMAR_CHARS, left: int | None = None) -> None:
+        self.size, self.limit, self.left = size, limit, left
         super().__init__(grammar, 1, 1, (), f"{size} characters")
 
     def describe(self) -> str:
+        spent = "" if self.left is None or self.left >= self.size else f" and {self.left} of them are left"
         return (f"it is {self.size} characters long and not in the plain form the fast reader takes; the grammar "
-                f"reads at most {MAX_GRAMMAR_CHARS} characters")
+                f"reads at most {self.limit} characters of a reply{spent}")
 
 
-def grammar_parse(grammar: str, segment: str) -> Any:
-    """``parse(grammar, segment)``, refused (:class:`TooLong`) past :data:`MAX_GRAMMAR_CHARS`."""
-    if len(segment) > MAX_GRAMMAR_CHARS:
+class GrammarBudget:
+    """How many more characters the grammar may read in one reply (``Limits.reply_grammar_chars`` in all).
+
+    >>> budget = GrammarBudget(10)
+    >>> budget.spend("g", "x" * 8); budget.left
+    2
+    >>> try:
+    ...     budget.spend("g", "xyz")
+    ... except TooLong as refused:
+    ...     print(refused.describe()[-61:])
+    reads at most 10 characters of a reply and 2 of them are left
+    """
+
+    __slots__ = ("limit", "left")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+    @classmethod
+    def of(cls, limits: Limits) -> "GrammarBudget":
+        return cls(grammar_chars(limits))
+
+    def spend(self, grammar: str, segment: str) -> None:
+        """Take ``segment``'s length from what is left, or raise :class:`TooLong` when it does not fit."""
+        if len(segment) > self.left:
+            raise TooLong(grammar, len(segment), self.limit, self.left)
+        self.left -= len(segment)
+
+
+def grammar_parse(grammar: str, segment: str, budget: GrammarBudget | None = None) -> Any:
+    """``parse(grammar, segment)`` within ``budget`` (the reply's), else within :data:`MAX_GRAMMAR_CHARS`;
+    a segment that does not fit is refused (:class:`TooLong`)."""
+    if budget is not None:
+        budget.spend(grammar, segment)
+    elif len(segment) > MAX_GRAMMAR_CHARS:
         raise TooLong(grammar, len(segment))
     return parse(grammar, segment)
 
@@ -356,13 +534,14 @@ class Reading:
         return Extraction(tuple(self.calls), tuple(self.notes), compliant)
 
 
-def never_raises(protocol: str, parse: Callable[[str, Toolset | None], Extraction],
-                 text: Any, tools: Toolset | None) -> Extraction:
-    """Run ``parse``; whatever goes wrong becomes a note (a protocol never raises on a reply)."""
+def never_raises(protocol: str, parse: Callable[..., Extraction], text: Any, tools: Toolset | None,
+                 limits: Limits | None = None) -> Extraction:
+    """Run ``parse`` (with ``limits=`` when given); whatever goes wrong becomes a note (a protocol never
+    raises on a reply)."""
     if not isinstance(text, str):
         return Extraction((), (f"{protocol}: the reply is not text ({type(text).__name__})",), False)
     try:
-        return parse(text, tools)
+        return parse(text, tools) if limits is None else parse(text, tools, limits=limits)
     except RecursionError:
         return Extraction((), (f"{protocol}: the reply is nested too deeply to read",), False)
     except Exception as err:  # noqa: BLE001 — the safety net; tests check it never fires
@@ -375,10 +554,11 @@ Read = tuple[str, dict[str, Any], list[str], bool]
 
 def read_calls(protocol: str, text: str, starts: Callable[[str], bool],
                read_one: Callable[[str], Read], extent: Callable[[str, int, int], int] | None = None,
-               *, what: str = "call") -> Extraction:
-    """The calls of a line-oriented reply: candidates found by :func:`scan_lines`, each read by
-    ``read_one`` (which raises :class:`GrammarFailure` where the grammar stopped)."""
-    spans, prose, truncated = scan_lines(text, starts, extent)
+               *, what: str = "call", candidates: LineStarts | None = None) -> Extraction:
+    """The calls of a line-oriented reply: candidates found by :func:`scan_lines` (through
+    ``candidates`` when given), each read by ``read_one`` (which raises :class:`GrammarFailure`
+    where the grammar stopped)."""
+    spans, prose, truncated = scan_lines(text, starts, extent, candidates=candidates)
     reading = Reading()
     for start, end, line in spans:
         try:
@@ -400,7 +580,8 @@ def tool_parameters(tool: Tool | None) -> Sequence[str]:
     return [p.name for p in tool.parameters.properties] if tool is not None else []
 
 
-__all__ = ["HEAD", "MAX_CALLS", "MAX_GRAMMAR_CHARS", "Read", "Reading", "TooLong", "backslash_escape",
-           "backslash_unescape", "grammar_parse", "has_parameter", "is_fence", "kebab_argument_name",
+__all__ = ["HEAD", "MAX_CALLS", "MAX_GRAMMAR_CHARS", "DEFAULT_LIMITS", "GrammarBudget", "LineStarts", "Read",
+           "Reading", "TooLong", "backslash_escape", "backslash_unescape", "document_chars", "grammar_chars",
+           "grammar_parse", "has_parameter", "is_fence", "kebab_argument_name",
            "kebab_tool_name", "line_end", "needs_json_quotes", "never_raises", "read_calls", "read_json_quoted",
            "resolve_tool", "scan_lines", "terminal_regex", "tool_parameters", "trim_field", "value_text", "where"]

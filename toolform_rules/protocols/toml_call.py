@@ -34,10 +34,12 @@ import tomllib
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Transformer, parse
-from .markup_family import GRAMMAR_LIMIT, calls_from_document, fenced_blocks, never_raises, shifted
+from .markup_family import calls_from_document, fenced_blocks, never_raises, shifted
+from .text_family import document_chars, grammar_chars
 
 # ---------------------------------------------------------------------------------------------
 # writing
@@ -381,23 +383,38 @@ def _canonical(text: str) -> tuple[list, int, int] | None:
     return documents, start, end
 
 
-def _region(text: str) -> tuple[int, int]:
-    """Where the TOML stands in ``text``: from its first table header (or key) to its last line before prose."""
-    lines = text.split("\n")
-    offsets = []
-    at = 0
-    for line in lines:
-        offsets.append(at)
-        at += len(line) + 1
-    first = next((i for i, line in enumerate(lines)
-                  if (_HEADER_LIKE.match(line) and line.strip().endswith("]")) or _KEYVAL_LIKE.match(line)), None)
-    if first is None:
-        return 0, len(text)
-    last = first
+_LINE_KEYVAL = (r"""[^\S\n]*+(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')"""
+                r"""(?:[^\S\n]*+\.[^\S\n]*+(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+'))*+[^\S\n]*+=""")
+# where the TOML may start: a line _HEADER_LIKE takes whose last character is "]", or one _KEYVAL_LIKE takes
+# (the same patterns, kept to one line), found in C
+_FIRST_LINE = re.compile(rf"[^\S\n]*\[[^\n]*\][^\S\n]*(?=\n|\Z)|{_LINE_KEYVAL}")
+_NEXT_FIRST_LINE = re.compile(rf"\n(?:[^\S\n]*\[[^\n]*\][^\S\n]*(?=\n|\Z)|{_LINE_KEYVAL})")
+
+
+def _region(text: str, limit: int | None = None) -> tuple[int, int]:
+    """Where the TOML stands in ``text``: from its first table header (or key) to its last line before prose.
+
+    The first line is found in C; the lines after it are read one by one, at most ``limit`` characters
+    of them (a region found longer than that ends there: too long to be read).
+    """
+    first_end = text.find("\n")
+    if first_end < 0:
+        first_end = len(text)
+    if _FIRST_LINE.match(text, 0, first_end) is not None:
+        first = 0
+    else:
+        found = _NEXT_FIRST_LINE.search(text, first_end)
+        if found is None:
+            return 0, len(text)
+        first = found.start() + 1
+    last = (first, first)
     depth = 0
     quote = ""
-    for i in range(first, len(lines)):
-        line = lines[i]
+    pos = first
+    while True:
+        nl = text.find("\n", pos)
+        end = len(text) if nl < 0 else nl
+        line = text[pos:end]
         stripped = line.strip()
         inside = depth > 0 or bool(quote)
         if not inside and stripped and not stripped.startswith("#") and not (
@@ -405,8 +422,11 @@ def _region(text: str) -> tuple[int, int]:
             break
         depth, quote = _track(line, depth, quote)
         if stripped:
-            last = i
-    return offsets[first], offsets[last] + len(lines[last])
+            last = (pos, end)
+        if nl < 0 or (limit is not None and end - first > limit):
+            break
+        pos = nl + 1
+    return first, last[1]
 
 
 def _track(line: str, depth: int, quote: str) -> tuple[int, str]:
@@ -461,7 +481,7 @@ class TomlCall(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         fast = _canonical(text)
@@ -476,14 +496,19 @@ class TomlCall(Protocol):
             if language.lower() in ("toml", "", "ini", "cfg") and "=" in text[fence_start:fence_end]:
                 body_start, body_end = fence_start, fence_end
                 break
-        start, end = _region(text[body_start:body_end])
+        longest = document_chars(limits)
+        start, end = _region(text[body_start:body_end], longest)
         start, end = body_start + start, body_start + end
         region = text[start:end]
+        if len(region) > longest:
+            return Extraction((), (f"the TOML is longer than {longest} characters and was not read",), False)
         notes: list[str] = []
         document = _by_tomllib(region)
         if document is None:
-            if len(region) > GRAMMAR_LIMIT:
-                return Extraction((), (f"the TOML is longer than {GRAMMAR_LIMIT} characters and was not read",), False)
+            if len(region) > grammar_chars(limits):
+                return Extraction((), (f"the TOML is longer than {grammar_chars(limits)} characters and not strict "
+                                       "TOML; it was not read (that is as much as the grammar reads of a reply)",),
+                                  False)
             try:
                 document, problems = _by_grammar(region)
             except GrammarFailure as failure:

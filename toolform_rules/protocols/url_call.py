@@ -24,11 +24,12 @@ from typing import Any, Iterable, Sequence
 from urllib.parse import quote, quote_plus, unquote_plus
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo
 from ..grammar import Token, Transformer, Tree
-from .text_family import (Read, grammar_parse, kebab_argument_name, kebab_tool_name, never_raises, read_calls,
-                          resolve_tool, terminal_regex, value_text)
+from .text_family import (GrammarBudget, LineStarts, Read, grammar_parse, kebab_argument_name, kebab_tool_name,
+                          never_raises, read_calls, resolve_tool, terminal_regex, value_text)
 
 GRAMMAR = "url_call"
 
@@ -38,8 +39,10 @@ _LINE = re.compile(
     rf"(?:\?(?P<query>[^\s#]*))?(?:{terminal_regex(GRAMMAR, 'FRAGMENT')})?"
     rf"(?:[ \t]+{terminal_regex(GRAMMAR, 'VERSION')})?[ \t]*")
 _QKEY = re.compile(terminal_regex(GRAMMAR, "QKEY"))
-_START = re.compile(r"[ \t]*(?:(?i:get|post|put|patch|delete|head|options)[ \t]+)?"
-                    r"(?:(?i:https?)://[^\s/?#]+)?/[^\s/?#&]")
+_START_SOURCE = (r"[ \t]*(?:(?i:get|post|put|patch|delete|head|options)[ \t]+)?"
+                 r"(?:(?i:https?)://[^\s/?#]+)?/[^\s/?#&]")
+_START = re.compile(_START_SOURCE)
+_CANDIDATES = LineStarts(_START_SOURCE)
 _BRACKETS = re.compile(r"([^\[\]]+)((?:\[[^\[\]]*\])+)")
 
 #: one query parameter as read: (key, raw value, or None for a bare key)
@@ -93,8 +96,8 @@ class _Request(Transformer):
         return str(items[0]), (str(items[1]) if len(items) > 1 and isinstance(items[1], Token) else "")
 
 
-def _request_grammar(segment: str) -> tuple[str, list[Param]]:
-    tree = grammar_parse(GRAMMAR, segment)
+def _request_grammar(segment: str, budget: GrammarBudget | None = None) -> tuple[str, list[Param]]:
+    tree = grammar_parse(GRAMMAR, segment, budget)
     requests = _Request().transform(tree) if isinstance(tree, Tree) else []
     return requests[0] if requests else ("", [])
 
@@ -178,18 +181,20 @@ class UrlCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        return never_raises(self.id, self._parse, text, tools, limits)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
+    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        budget = GrammarBudget.of(limits)
+
         def read_one(segment: str) -> Read:
             found = _request_fast(segment)
             if found is None:
-                found = _request_grammar(segment)
+                found = _request_grammar(segment, budget)
             return build_call(found[0], found[1], tools)
 
         return read_calls(self.id, text, lambda head: _START.match(head) is not None, read_one,
-                          what="request line")
+                          what="request line", candidates=_CANDIDATES)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self._render(call) for call in calls)

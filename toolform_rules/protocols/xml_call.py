@@ -29,11 +29,13 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import Token, Transformer, parse
-from .markup_family import (GRAMMAR_LIMIT, excerpt, line_column, never_raises, read_within, tag_attribute, text_of,
-                            xml_escape, xml_text, xml_unescape)
+from .markup_family import (LineCounter, Stopped, excerpt, grammar_stop_note, never_raises, tag_attribute, text_of,
+                            top_level_resumes, xml_escape, xml_text, xml_unescape)
+from .text_family import grammar_chars
 
 _PREFIX = r"(?:[A-Za-z_][\w.-]*:)?"
 # a tag of the format: (whole tag, closing kind, opening kind, a leading name="..." attribute)
@@ -91,18 +93,34 @@ def name_attribute(tag: str) -> str | None:
 
 def _scan(text: str) -> _Structure | None:
     """The fast path: the grammar's structure followed over regex-found tags; ``None`` where it would stop."""
+    found = _scan_or_stop(text)
+    return None if isinstance(found, Stopped) else found
+
+
+def _scan_or_stop(text: str) -> _Structure | Stopped:
+    """:func:`_scan`, or where the grammar stops and where it can start over to stop the same way."""
     out = _Structure()
     parts = _TAG.split(text)
     block_open = -1  # start of the open <function_calls>, or -1
     invoke: _Invoke | None = None
     parameter: _Parameter | None = None
+    last: tuple[bool, int, int] | None = None  # the last top-level item: is it text, start, end
+    before: tuple[bool, int, int] | None = None  # the one before the open top-level element
     pos = 0
+
+    def stop(at: int, end: int) -> Stopped:
+        opened = block_open if block_open >= 0 else invoke.start if invoke is not None else at
+        context = before if (block_open >= 0 or invoke is not None) else last
+        return Stopped(at, end, top_level_resumes(context, opened), text[at:end])
+
     for i in range(0, len(parts), 5):
         gap = parts[i]
         if gap:
             end = pos + len(gap)
-            if "<" in gap and _NEAR_TAG.search(gap):
-                return None
+            if "<" in gap:
+                near = _NEAR_TAG.search(gap)
+                if near is not None:
+                    return stop(pos + near.start(), pos + near.end())
             if parameter is not None and invoke is not None:
                 parameter.raw = gap
                 parameter.end = invoke.end = end
@@ -113,6 +131,7 @@ def _scan(text: str) -> _Structure | None:
                 out.inner_prose.append((gap, pos))
             else:
                 out.prose.append(gap)
+                last = (True, pos, end)
             pos = end
         if i + 1 >= len(parts):
             break
@@ -123,35 +142,49 @@ def _scan(text: str) -> _Structure | None:
             first = closing[0]
             if first in "pP":
                 if parameter is None or invoke is None:
-                    return None
+                    return stop(start, pos)
                 parameter.closed = True
                 parameter.end = invoke.end = pos
                 parameter = None
             elif first in "iI":
                 if invoke is None:
-                    return None
+                    return stop(start, pos)
                 invoke.closed, invoke.end = True, pos
+                if block_open < 0:
+                    last = (False, invoke.start, pos)
                 invoke = parameter = None
             else:
                 if block_open < 0:
-                    return None
+                    if invoke is not None:  # the open invoke ends; the closing tag then stands alone
+                        last = (False, invoke.start, start)
+                        invoke = parameter = None
+                    return stop(start, pos)
+                last = (False, block_open, pos)
                 invoke = parameter = None
                 block_open = -1
             continue
         first = opening[0]
         if first in "pP":  # an opening tag: whatever it cannot sit inside ends (a missing closing tag)
             if invoke is None:
-                return None
+                return stop(start, pos)
             parameter = _Parameter(name if name is not None else name_attribute(tag), start, pos)
             invoke.parameters.append(parameter)
             invoke.end = pos
         elif first in "iI":
             parameter = None
+            if block_open < 0:
+                if invoke is not None:
+                    last = (False, invoke.start, start)
+                before = last
             invoke = _Invoke(name if name is not None else name_attribute(tag), start, pos)
             out.invokes.append(invoke)
         else:
             if block_open >= 0:
                 out.unclosed_blocks.append(block_open)
+                last = (False, block_open, start)
+            elif invoke is not None:
+                last = (False, invoke.start, start)
+            before = last
             invoke = parameter = None
             block_open = start
     if block_open >= 0:
@@ -249,13 +282,14 @@ def _structure_by_grammar(text: str) -> _Structure:
 
 
 
-def _where(text: str, index: int) -> str:
-    return "line {}, column {}".format(*line_column(text, index))
-
-
 def _extraction(structure: _Structure, text: str) -> Extraction:
     calls: list[RawCall] = []
     notes: list[str] = []
+    line_of = LineCounter(text)
+
+    def _where(_: str, index: int) -> str:
+        return "line %d, column %d" % line_of(index)
+
     for invoke in structure.invokes:
         if not invoke.closed:
             notes.append(f"{_where(text, invoke.start)}: the <invoke> element is not closed")
@@ -303,17 +337,17 @@ class XmlCall(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         fast = _canonical(text)
         if fast is not None:
             return fast
-        structure = _scan(text)
-        if structure is not None:
-            return _extraction(structure, text)
-        return read_within(text, lambda body: _extraction(_structure_by_grammar(body), body), limit=GRAMMAR_LIMIT,
-                           what="the XML", too_deep="the XML is nested too deeply to read")
+        structure = _scan_or_stop(text)
+        if isinstance(structure, Stopped):
+            return grammar_stop_note(text, structure, _structure_by_grammar, limit=grammar_chars(limits),
+                                     what="the XML", too_deep="the XML is nested too deeply to read")
+        return _extraction(structure, text)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         lines = ["<function_calls>"]

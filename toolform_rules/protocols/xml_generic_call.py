@@ -8,8 +8,11 @@ is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its childre
 text, which the schema types back.  An argument whose name is not an XML name, or is one of
 the format's own tags, is written ``<arg name="...">``.
 
-Fast path: replies in the rendered shape (tags exactly as written, no markup inside values)
-are read by three regular expressions; anything else by the grammar.
+Fast paths: replies in the rendered shape (tags exactly as written, no markup inside values)
+are read by three regular expressions; any other reply by one pass over its tokens, lexed in C
+as the grammar's contextual lexer lexes them and fed to the same tree transformer.  The grammar
+runs only on a reply that pass finds malformed, to say where it stops — on a bounded stretch
+(``Limits.reply_grammar_chars``), so a long hostile reply costs one linear pass.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b c": "x & y"})])
@@ -33,11 +36,13 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import Token, parse
-from .markup_family import (GRAMMAR_LIMIT, TaggedReply, excerpt, line_column, never_raises, read_within, tag_attribute,
-                            text_of, xml_escape, xml_text, xml_unescape)
+from ..grammar import parse
+from .markup_family import (LineCounter, Stopped, TaggedReply, excerpt, grammar_stop_note, never_raises, tag_attribute,
+                            text_of, top_level_resumes, xml_escape, xml_text, xml_unescape)
+from .text_family import grammar_chars
 
 RESERVED = frozenset({"call", "calls", "tool", "args", "arg"})
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -140,7 +145,7 @@ class XmlGenericTree(TaggedReply):
         if attribute is not None:
             call.name = attribute
         for item in items[1:]:
-            if isinstance(item, Token):
+            if hasattr(item, "type"):  # a token (the other items are the tool's and the args' tuples)
                 call.end = item.end_pos or 0
                 if item.type == "CALL_CLOSE":
                     call.closed = True
@@ -211,12 +216,13 @@ def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
         arguments = _arguments(call.arguments, notes) if call.arguments is not None else {}
         calls.append(RawCall(call.name, arguments, (call.start, call.end)))
     notes.sort(key=lambda note: note[0])
-    words = tuple("line {}, column {}: {}".format(*line_column(text, at), what) for at, what in notes)
+    where = LineCounter(text)
+    words = tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes)
     clean = not words
     if not calls and not words:
         words = ("no <call> element was found",)
-    outside = "".join("".join(piece.split()) for piece in tree.prose)
-    compliant = bool(calls) and clean and _FENCE_ONLY.fullmatch(outside) is not None
+    compliant = bool(calls) and clean and _FENCE_ONLY.fullmatch(
+        "".join("".join(piece.split()) for piece in tree.prose)) is not None
     return Extraction(tuple(calls), words, compliant)
 
 
@@ -224,6 +230,214 @@ def _by_grammar(text: str) -> Extraction:
     tree = XmlGenericTree()
     tree.transform(parse("xml_generic_call", text))
     return _from_tree(tree, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# the fast path for any reply: the grammar's contextual lexer and parser, followed in one pass
+
+# the format's tags (the grammar's priority-5 terminals), by group: which one matched
+_FORMAT = re.compile(r"<(?:(calls)(?:\s[^<>]*)?>|/(calls)\s*>|(call)(?:\s[^<>]*)?>|/(call)\s*>|(tool)(?:\s[^<>]*)?>"
+                     r"|/(tool)\s*>|(args)(?:\s[^<>]*)?>|/(args)\s*>)", re.I)
+(_CALLS_OPEN, _CALLS_CLOSE, _CALL_OPEN, _CALL_CLOSE, _TOOL_OPEN, _TOOL_CLOSE, _ARGS_OPEN,
+ _ARGS_CLOSE) = range(1, 9)
+_KINDS = (None, "CALLS_OPEN", "CALLS_CLOSE", "CALL_OPEN", "CALL_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "ARGS_OPEN",
+          "ARGS_CLOSE")
+# TAG_EMPTY, TAG_OPEN, TAG_CLOSE (in that order of priority)
+_ELEMENT_TAG = re.compile(r"<(?:([A-Za-z_][\w.:-]*(?:\s[^<>]*)?/>)|[A-Za-z_][\w.:-]*(?:\s[^<>]*)?>"
+                          r"|(/)[A-Za-z_][\w.:-]*\s*>)")
+# where TEXT stops (a "<" that starts a tag of the format) and where VALUE_TEXT stops (one that starts any tag)
+_TEXT_STOP = re.compile(r"<(?=/?(?:calls?|tool|args)(?:[\s>/]|$))", re.I)
+_VALUE_STOP = re.compile(r"<(?=/?[A-Za-z_][\w.:-]*(?:\s[^<>]*)?/?>)")
+_BRACKET = re.compile(r"[<>]")
+# the format tags each parser state's lexer takes (the LALR states of xml_generic_call.lark, by where
+# they stand); a tag of the format outside its state's set is not lexed as one
+_FOLLOW_CALL = frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
+_TOP, _IN_CALLS = frozenset({_CALL_OPEN, _CALLS_OPEN}), frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
+(_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT, _K_ARGS, _K_ARGS_TEXT, _L_OPEN, _L_VALUE, _A) = range(9)
+_ALLOWED = {
+    _K_OPEN: _FOLLOW_CALL | {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE},
+    _K_TEXT: _FOLLOW_CALL | {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE},
+    _K_TOOL: _FOLLOW_CALL | {_ARGS_OPEN, _CALL_CLOSE},
+    _K_TOOL_TEXT: _FOLLOW_CALL | {_ARGS_OPEN, _CALL_CLOSE},
+    _K_ARGS: _FOLLOW_CALL | {_CALL_CLOSE},
+    _K_ARGS_TEXT: _FOLLOW_CALL | {_CALL_CLOSE},
+    _L_OPEN: _FOLLOW_CALL | {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE},
+    _L_VALUE: _FOLLOW_CALL | {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE},
+    _A: _FOLLOW_CALL | {_ARGS_CLOSE, _CALL_CLOSE},
+}
+
+
+class _Tok(str):
+    """A token as the transformer reads it (Lark's ``Token`` has the same attributes)."""
+
+    type: str
+    start_pos: int
+    end_pos: int
+
+
+def _tok(kind: str, text: str, start: int, end: int) -> _Tok:
+    token = _Tok(text[start:end])
+    token.type, token.start_pos, token.end_pos = kind, start, end
+    return token
+
+
+def _lex(text: str, pos: int, tags: frozenset[int], elements: bool, values: bool) -> tuple[str, int, int]:
+    """The token at ``pos`` as the lexer of a state lexes it (``tags``: the format tags it takes;
+    ``elements``: it takes TAG_*; ``values``: VALUE_TEXT), highest priority first: (kind, kind of tag
+    (0: none), end); kind "" where no terminal it takes matches."""
+    if text[pos] == "<":
+        found = _FORMAT.match(text, pos)
+        if found is not None and found.lastindex in tags:
+            return _KINDS[found.lastindex], found.lastindex, found.end()  # type: ignore[return-value]
+        if elements:
+            element = _ELEMENT_TAG.match(text, pos)
+            if element is not None:
+                kind = "TAG_EMPTY" if element.group(1) else "TAG_CLOSE" if element.group(2) else "TAG_OPEN"
+                return kind, 0, element.end()
+        if values and _VALUE_STOP.match(text, pos) is None:
+            stop = _VALUE_STOP.search(text, pos + 1)
+            return "VALUE_TEXT", 0, stop.start() if stop is not None else len(text)
+        if _TEXT_STOP.match(text, pos) is not None:
+            return "", 0, pos
+        stop = _TEXT_STOP.search(text, pos + 1)
+        return "TEXT", 0, stop.start() if stop is not None else len(text)
+    if values:
+        stop = _VALUE_STOP.search(text, pos + 1)
+        return "VALUE_TEXT", 0, stop.start() if stop is not None else len(text)
+    stop = _TEXT_STOP.search(text, pos + 1)
+    return "TEXT", 0, stop.start() if stop is not None else len(text)
+
+
+def _scan_or_stop(text: str) -> XmlGenericTree | Stopped:
+    """The reply's tree as the grammar builds it (the grammar's tokens, its rules' items handed to its
+    transformer in the order Lark hands them), or where the grammar stops and where it can start over."""
+    tree = XmlGenericTree()
+    top: list[Any] = []  # the items of start
+    calls: list[Any] | None = None  # the items of the open <calls>
+    call: list[Any] | None = None  # the items of the open <call>
+    part: list[Any] | None = None  # the items of the open <tool> or <args>
+    state = _K_OPEN
+    last: tuple[bool, int, int] | None = None  # the last top-level item: is it text, start, end
+    before: tuple[bool, int, int] | None = None  # the one before the open top-level element
+    pos = 0
+    n = len(text)
+
+    def end_part() -> None:
+        nonlocal part, state
+        if part is not None and call is not None:
+            if state in (_L_OPEN, _L_VALUE):
+                call.append(tree.tool(part))
+                state = _K_TOOL
+            else:
+                call.append(tree.args(part))
+                state = _K_ARGS
+        part = None
+
+    def end_call(at: int) -> None:
+        nonlocal call, last
+        end_part()
+        if call is not None:
+            done = tree.call(call)
+            if calls is not None:
+                calls.append(done)
+            else:
+                top.append(done)
+                last = (False, call[0].start_pos, at)
+        call = None
+
+    def end_calls(at: int) -> None:
+        nonlocal calls, last
+        end_call(at)
+        if calls is not None:
+            tree.calls(calls)
+            top.append(None)
+            last = (False, calls[0].start_pos, at)
+        calls = None
+
+    while pos < n:
+        if call is None:
+            tags = _IN_CALLS if calls is not None else _TOP
+            kind, tag, end = _lex(text, pos, tags, False, False)
+        else:
+            kind, tag, end = _lex(text, pos, _ALLOWED[state], state == _A, state in (_A, _L_OPEN))
+        if not kind:  # no terminal of this state takes the text here
+            break
+        token = _tok(kind, text, pos, end)
+        if call is not None and part is not None:  # in <tool> or <args>
+            if state == _A and (kind[:4] == "TAG_" or kind == "VALUE_TEXT"):
+                part.append(token)
+                pos = end
+                continue
+            if state == _L_OPEN and kind == "VALUE_TEXT":
+                part.append(token)
+                state = _L_VALUE
+                pos = end
+                continue
+            if tag == _TOOL_CLOSE or tag == _ARGS_CLOSE:
+                part.append(token)
+                end_part()
+                pos = end
+                continue
+            end_part()  # anything else ends the element (its closing tag missing)
+        if call is not None:
+            if kind == "TEXT" and state in (_K_OPEN, _K_TOOL, _K_ARGS):
+                call.append(token)
+                state += 1
+                pos = end
+                continue
+            if tag == _TOOL_OPEN and state in (_K_OPEN, _K_TEXT):
+                part, state = [token], _L_OPEN
+                pos = end
+                continue
+            if tag == _ARGS_OPEN and state in (_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT):
+                part, state = [token], _A
+                pos = end
+                continue
+            if tag == _CALL_CLOSE:
+                call.append(token)
+                end_call(end)
+                pos = end
+                continue
+            end_call(pos)  # anything else follows the call (its closing tag missing)
+        if tag == _CALL_OPEN:
+            if calls is None:
+                before = last
+            call, state = [token], _K_OPEN
+        elif kind == "TEXT":
+            if calls is not None:
+                calls.append(token)
+            else:
+                top.append(token)
+                last = (True, pos, end)
+        elif tag == _CALLS_OPEN:
+            end_calls(pos)
+            before = last
+            calls = [token]
+        elif tag == _CALLS_CLOSE and calls is not None:
+            calls.append(token)
+            end_calls(end)
+        else:
+            break  # a token the grammar does not take here
+        pos = end
+    if pos < n:
+        opened = calls[0].start_pos if calls is not None else call[0].start_pos if call is not None else pos
+        context = before if (calls is not None or call is not None) else last
+        # the token as the grammar's root lexer has it, and what its patterns look at after it (up to the next
+        # "<" or ">": a stretch cut shorter could lex otherwise)
+        kind, _, stop = _lex(text, pos, frozenset(range(1, 9)), True, True)
+        stop = stop if kind else pos + 1
+        bracket = _BRACKET.search(text, stop + 1)  # (a lookahead at the token's end reads to the next bracket)
+        end = bracket.end() if bracket is not None else n
+        return Stopped(pos, end, top_level_resumes(context, opened), text[pos:stop])
+    end_calls(n) if calls is not None else end_call(n)
+    tree.start(top)
+    return tree
+
+
+def _scan(text: str) -> XmlGenericTree | None:
+    """:func:`_scan_or_stop`, ``None`` where the grammar stops."""
+    found = _scan_or_stop(text)
+    return None if isinstance(found, Stopped) else found
 
 
 def _canonical(text: str) -> Extraction | None:
@@ -279,14 +493,20 @@ class XmlGenericCall(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         fast = _canonical(text)
         if fast is not None:
             return fast
-        return read_within(text, _by_grammar, limit=GRAMMAR_LIMIT, what="the XML",
-                           too_deep="the XML is nested too deeply to read")
+        scanned = _scan_or_stop(text)
+        if isinstance(scanned, Stopped):
+            return grammar_stop_note(text, scanned, _by_grammar, limit=grammar_chars(limits), what="the XML",
+                                     too_deep="the XML is nested too deeply to read")
+        try:
+            return _from_tree(scanned, text)
+        except RecursionError:  # argument elements nested deeper than Python's stack
+            return Extraction((), ("the XML is nested too deeply to read",), False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []

@@ -38,10 +38,12 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..grammar import GrammarFailure, Token, Transformer, Tree, parse
-from .markup_family import GRAMMAR_LIMIT, calls_from_document, fenced_blocks, line_column, never_raises, shifted
+from .markup_family import LineCounter, calls_from_document, fenced_blocks, never_raises, shifted
+from .text_family import grammar_chars
 
 # ---------------------------------------------------------------------------------------------
 # typing plain scalars (both readers)
@@ -242,8 +244,8 @@ def _by_libyaml(text: str) -> tuple[bool, Any]:
 # reading: the rendered shape
 
 # a double-quoted scalar that reads the same as a JSON string (printable characters, JSON's escapes)
-_JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]'
-                          r'|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*"')
+_JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]++'
+                          r'|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*+"')
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 # characters YAML reads differently from JSON inside a flow collection (line breaks, unprintables)
 _FLOW_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
@@ -726,25 +728,38 @@ def _by_grammar(text: str) -> tuple[Any, list[str]]:
 _CALL_START = re.compile(r"(?i)(?:- +)?(?:name|tool|tool_name|function|calls?|tool_calls?)[ \t]*:(?=[ \t]|$)")
 _TOP_KEY = re.compile(r"[^\s#\-][^:\n]*:(?=[ \t]|$)|\"[^\"\n]*\"[ \t]*:|'[^'\n]*'[ \t]*:")
 _NAME_KEY = re.compile(r"(?i)(?:name|tool|tool_name|function)[ \t]*:(?=[ \t]|$)")
+# a later line that _CALL_START takes (on a line, "$" is the line's end), found in C from its line break
+_NEXT_CALL_LINE = re.compile(r"\n(?i:(?:- +)?(?:name|tool|tool_name|function|calls?|tool_calls?)[ \t]*:)(?=[ \t]|\n|\Z)")
+
+
+def _first_call_line(text: str, start: int, end: int) -> int:
+    """Where the first line of ``text[start:end]`` (split at line feeds) that ``_CALL_START`` takes starts, or -1."""
+    first_end = text.find("\n", start, end)
+    if first_end < 0:
+        first_end = end
+    if _CALL_START.match(text, start, first_end) is not None:
+        return start
+    found = _NEXT_CALL_LINE.search(text, first_end, end)
+    return found.start() + 1 if found is not None else -1
 
 
 def _documents(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The YAML documents in ``text[start:end]``: its region split at ``---`` and at a repeated ``name:``."""
-    lines = text[start:end].split("\n")
-    offsets = []
-    at = start
-    for line in lines:
-        offsets.append(at)
-        at += len(line) + 1
-    first = next((i for i, line in enumerate(lines) if _CALL_START.match(line)), None)
-    if first is None:
+    at = _first_call_line(text, start, end)
+    if at < 0:
         return []
+    lines = text[at:end].split("\n")  # the region's lines from the first call on (those before it are not read)
+    offsets: list[int] = []  # where each line looked at starts
+    pos = at
+    first = 0
     documents: list[tuple[int, int]] = []
     doc_start = first
     last = first
     seen_name = False
     for i in range(first, len(lines)):
         line = lines[i]
+        offsets.append(pos)
+        pos += len(line) + 1
         stripped = line.strip()
         if stripped in ("---", "..."):
             if last >= doc_start and i > doc_start:
@@ -786,7 +801,7 @@ class YamlCall(Protocol):
     )
 
     @never_raises
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         if not isinstance(text, str):
             return Extraction((), ("the reply is not text",), False)
         regions: list[tuple[int, int]] = []
@@ -801,15 +816,19 @@ class YamlCall(Protocol):
             return Extraction((), ("no YAML naming a tool (a name: key) was found",), False)
         calls: list[RawCall] = []
         notes: list[str] = []
+        budget = grammar_chars(limits)  # what the grammar may read of this reply, in all
+        line_of = LineCounter(text)
         for start, end in documents[:100]:
             body = text[start:end]
             ok, document = _canonical(body)
             if not ok:
                 ok, document = _by_libyaml(body)
             if not ok:
-                if len(body) > GRAMMAR_LIMIT:
-                    notes.append(f"a YAML document longer than {GRAMMAR_LIMIT} characters was not read")
+                if len(body) > budget:
+                    notes.append(f"a YAML document of {len(body)} characters that libyaml does not read was not read "
+                                 f"(the grammar reads at most {grammar_chars(limits)} characters of a reply)")
                     continue
+                budget -= len(body)
                 try:
                     document, problems = _by_grammar(body)
                 except GrammarFailure as failure:
@@ -819,11 +838,11 @@ class YamlCall(Protocol):
                 except RecursionError:
                     notes.append("the YAML is nested too deeply to read")
                     continue
-                line0 = line_column(text, start)[0] - 1
+                line0 = line_of(start)[0] - 1
                 notes.extend(_relined(problem, line0) for problem in problems)
             found = calls_from_document(document)
             if not found:
-                notes.append("line {}: the YAML names no tool".format(line_column(text, start)[0]))
+                notes.append("line {}: the YAML names no tool".format(line_of(start)[0]))
                 continue
             calls.extend(RawCall(name, arguments, (start, end)) for name, arguments in found)
         covered = sorted(documents)
