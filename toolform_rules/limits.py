@@ -34,6 +34,11 @@ class Limits:
     #: was written in (``matched_syntax``), when the asked protocol finds no call and no lenient
     #: fallback was asked for: a bounded probe, so a long reply with no call costs one parse
     syntax_probe_chars: int = 16_384
+    #: how many characters of one reply the Lark grammars may read in all (what the fast readers
+    #: could not read); a candidate past it is not given to a grammar, and a note says so
+    reply_grammar_chars: int = 16_384
+    #: the longest YAML or TOML document of a reply handed to a library reader (tomllib)
+    reply_document_chars: int = 200_000
 
 
 DEFAULT_LIMITS = Limits()

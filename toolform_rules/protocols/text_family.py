@@ -35,33 +35,23 @@ HEAD = 400
 #: the default of ``Limits.reply_grammar_chars`` (see :func:`grammar_chars`): how many characters of one
 #: reply the grammar reads in all; a candidate the fast paths cannot read and that does not fit in
 #: what is left is noted, not read (Lark costs up to ~15 µs a character on short tokens)
-MAX_GRAMMAR_CHARS = 16_384
+MAX_GRAMMAR_CHARS = DEFAULT_LIMITS.reply_grammar_chars
 
 
 def grammar_chars(limits: Limits) -> int:
     """How many characters of one reply the Lark grammars may read in all: ``limits.reply_grammar_chars``.
 
-    A proposed field of :class:`~toolform_rules.limits.Limits`; a ``Limits`` that does not have it
-    yet gives :data:`MAX_GRAMMAR_CHARS`.
-
-    >>> grammar_chars(DEFAULT_LIMITS) > 0
-    True
+    >>> grammar_chars(DEFAULT_LIMITS)
+    16384
     """
-    return int(getattr(limits, "reply_grammar_chars", MAX_GRAMMAR_CHARS))
-
-
-#: the default of ``Limits.reply_document_chars`` (see :func:`document_chars`)
-MAX_DOCUMENT_CHARS = 200_000
+    return limits.reply_grammar_chars
 
 
 def document_chars(limits: Limits) -> int:
     """The longest YAML or TOML document of a reply that a library's reader in Python (tomllib) is given:
     ``limits.reply_document_chars`` — linear, but ~1 µs a character.
-
-    A proposed field of :class:`~toolform_rules.limits.Limits`; a ``Limits`` that does not have it
-    yet gives :data:`MAX_DOCUMENT_CHARS`.
     """
-    return int(getattr(limits, "reply_document_chars", MAX_DOCUMENT_CHARS))
+    return limits.reply_document_chars
 
 
 # ---------------------------------------------------------------------------------------------

@@ -499,20 +499,13 @@ def lenient_json(text: str) -> Any:
         return _MISSING
 
 
-#: The default of ``Limits.reply_grammar_chars`` (see :func:`reply_grammar_chars`).
-REPLY_GRAMMAR_CHARS = 16_384
-
-
 def reply_grammar_chars(limits: Limits) -> int:
     """How many characters of one reply the grammar may read in all: ``limits.reply_grammar_chars``.
-
-    A proposed field of :class:`~toolform_rules.limits.Limits` (the text family reads it too);
-    a ``Limits`` that does not have it yet gives :data:`REPLY_GRAMMAR_CHARS`.
 
     >>> reply_grammar_chars(Limits())
     16384
     """
-    return int(getattr(limits, "reply_grammar_chars", REPLY_GRAMMAR_CHARS))
+    return limits.reply_grammar_chars
 
 
 class GrammarBudget:
@@ -579,6 +572,6 @@ def strip_code_fence(text: str) -> tuple[str, bool]:
     return stripped, False
 
 
-__all__ = ["GROUP", "INNER", "REPLY_GRAMMAR_CHARS", "TOO_DEEP", "Brackets", "GrammarBudget", "JsonValues",
+__all__ = ["GROUP", "INNER", "TOO_DEEP", "Brackets", "GrammarBudget", "JsonValues",
            "balanced_spans", "bracket_groups", "brackets", "fast_json", "group_end", "json_value", "lenient_json",
            "loads_lenient", "number", "reply_grammar_chars", "strip_code_fence", "unquote"]
