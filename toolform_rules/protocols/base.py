@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 import attrs
 
 from ..calls import ToolCall
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 
 
@@ -78,8 +79,23 @@ class Protocol:
     def id(self) -> str:
         return self.info.id
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
-        """The calls ``text`` holds in this protocol's syntax (never raises for any text)."""
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        """The calls ``text`` holds in this protocol's syntax; never raises for any text.
+
+        The one guard of every protocol: :meth:`read` does the work, and an error it did not
+        foresee (a bug) becomes :func:`internal_error`'s note, never the caller's exception.
+        ``tools``: the toolset the calls are for, where the syntax needs it (a positional
+        argument's name, a bare name in running text); ``limits``: the reply's size caps.
+        """
+        if not isinstance(text, str):
+            text = "" if text is None else str(text)
+        try:
+            return self.read(text, tools, limits)
+        except (Exception, RecursionError) as err:  # noqa: BLE001 — the last resort, tested never to fire
+            return internal_error(self.info.id, err)
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        """The calls ``text`` holds (a family or format implements this; :meth:`parse` guards it)."""
         raise NotImplementedError
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

@@ -1,0 +1,121 @@
+"""What every family's reader shares: the one code-fence stripper and the reply's grammar budget.
+
+A reply is read by fast readers (``json.loads``, ``ast``, regular expressions that never
+backtrack) and, for what they cannot read, by the format's Lark grammar.  The grammar
+costs microseconds a character, so each reply gets one :class:`GrammarBudget`
+(``Limits.reply_grammar_chars``); every family spends from the same kind of budget and
+says the same thing when a candidate is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from ..grammar import GrammarFailure
+from ..limits import DEFAULT_LIMITS, Limits
+
+
+class Fenced(NamedTuple):
+    """A text's body without one Markdown code fence around all of it.
+
+    ``body``: the text inside (stripped); ``start``: where ``body`` begins in the text;
+    ``fenced``: whether there was a fence.
+    """
+
+    body: str
+    start: int
+    fenced: bool
+
+
+#: an info string: a language tag such as ``json``, ``tool-code``, ``c++``, ``objective-c``
+_INFO_STRING = re.compile(r"[ \t]*[\w.+#-]*[ \t]*\r?\n")
+_FENCE = "```"
+
+
+def strip_code_fence(text: str) -> Fenced:
+    r"""``text`` without one Markdown code fence that encloses all of it (white space aside).
+
+    The opening line's info string (a language tag, empty or a word like ``tool-code``) is
+    dropped; a first line that is not a tag (``{"a": 1}``) is part of the body.
+
+    >>> strip_code_fence("```json\n{}\n```")
+    Fenced(body='{}', start=8, fenced=True)
+    >>> strip_code_fence("```tool-code\nx\n```").body
+    'x'
+    >>> strip_code_fence('```{"a": 1}```').body
+    '{"a": 1}'
+    >>> strip_code_fence("  plain  ")
+    Fenced(body='plain', start=2, fenced=False)
+    """
+    left = len(text) - len(text.lstrip())
+    right = len(text.rstrip())
+    if right - left >= 6 and text.startswith(_FENCE, left) and text.endswith(_FENCE, 0, right):
+        inner_start, inner_end = left + 3, right - 3
+        info = _INFO_STRING.match(text, inner_start, inner_end)
+        if info is not None:
+            inner_start = info.end()
+        body = text[inner_start:inner_end]
+        stripped = body.strip()
+        return Fenced(stripped, inner_start + (len(body) - len(body.lstrip())) if stripped else inner_start, True)
+    return Fenced(text[left:right], left, False)
+
+
+class GrammarTooLong(GrammarFailure):
+    """A candidate the grammar was not given: it does not fit in what is left of the reply's budget."""
+
+    def __init__(self, grammar: str, size: int, total: int, left: int, run_cost: int = 0) -> None:
+        self.size, self.total, self.left = size, total, left
+        if size + run_cost > total:
+            found = (f"a candidate of {size} characters that the fast readers could not read, longer than the "
+                     f"grammar reads in one reply ({total}, Limits.reply_grammar_chars)")
+        else:
+            found = (f"not given to the grammar: this reply's earlier candidates took the {total} characters it "
+                     f"reads in one reply (Limits.reply_grammar_chars)")
+        super().__init__(grammar, 1, 1, (), found)
+
+
+class GrammarBudget:
+    """How many more characters the grammar may read in one reply (``Limits.reply_grammar_chars`` in all).
+
+    The grammar reads what the fast readers could not: a malformed candidate, to say where
+    it stops being the format, or a form only the grammar takes.  Each run also costs
+    ``run_cost`` characters (its fixed cost, some tens of microseconds).  So the grammar's
+    time on a reply is bounded whatever the reply holds, and a call the fast readers read is
+    never refused for it.
+
+    >>> budget = GrammarBudget(100)
+    >>> budget.spend("g", "[1, 2]"); budget.left
+    30
+    >>> try:
+    ...     budget.spend("g", "[1, 2]")
+    ... except GrammarFailure as refused:
+    ...     print(refused.describe())
+    line 1, column 1: not given to the grammar: this reply's earlier candidates took the 100 characters it reads in one reply (Limits.reply_grammar_chars)
+    """
+
+    __slots__ = ("total", "left", "run_cost")
+
+    def __init__(self, total: int, run_cost: int = 64) -> None:
+        self.total = self.left = total
+        self.run_cost = run_cost
+
+    @classmethod
+    def of(cls, limits: Limits = DEFAULT_LIMITS) -> "GrammarBudget":
+        """The budget of one reply read under ``limits``."""
+        return cls(limits.reply_grammar_chars)
+
+    def fits(self, text: str) -> bool:
+        """Whether ``text`` would still be given to the grammar (nothing is spent)."""
+        return len(text) + self.run_cost <= self.left
+
+    def spend(self, grammar: str, text: str) -> None:
+        """Take ``len(text)`` and the run's cost, or raise :class:`GrammarTooLong` (a :class:`GrammarFailure`
+        that says why the grammar did not run)."""
+        cost = len(text) + self.run_cost
+        if cost > self.left:
+            raise GrammarTooLong(grammar, len(text), self.total, self.left, self.run_cost)
+        self.left -= cost
+
+
+__all__ = ["Fenced", "GrammarBudget", "GrammarTooLong", "strip_code_fence"]
