@@ -117,3 +117,34 @@ def test_any_text_gives_a_reply_never_an_exception(text: str) -> None:
 @pytest.mark.parametrize("text", [None, b"\xff\xfe{}", 42])
 def test_text_that_is_not_a_string_is_read_and_noted(text: object) -> None:
     assert parse_reply(text, sample_toolset(), "json_object").note
+
+
+def test_normalized_arguments_and_validation_are_computed_when_read_and_kept() -> None:
+    """A grader reading only ``valid`` does not pay for them; read, they are what normalize_call gives."""
+    import attrs
+
+    from toolform_rules import normalize_call, sample_tool
+
+    text = CALL.replace('"Acme"', '" ACME "')
+    call = parse_reply(text, sample_toolset(), "json_object").calls[0]
+    assert "normalized_arguments" not in vars(call) and "validation" not in vars(call)
+    wanted = normalize_call({"name": "legal_draft_v3", "arguments": call.arguments}, sample_tool())
+    assert call.normalized_arguments == wanted.arguments and call.normalized_arguments["counterparty"] == "acme"
+    assert call.normalized_arguments is call.normalized_arguments  # computed once, then kept
+    assert call.validation == call.report.to_dict() and call.validation["ok"] is True
+    assert call == parse_reply(text, sample_toolset(), "json_object").calls[0]
+    assert call != attrs.evolve(call, valid=False)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("İ<think>x</think>Y", "İY"),  # lower() would lengthen the text and shift every index after İ
+    ("<think>a</think>" * 3 + "Z", "Z"),
+    ("<think>a" + "</think>b" * 2, "b"),  # the second closer is a stray one: what follows it stays
+])
+def test_reasoning_positions_are_the_texts_own(text: str, expected: str) -> None:
+    assert remove_reasoning(text)[0] == expected
+
+
+def test_many_reasoning_blocks_are_removed_in_one_scan() -> None:
+    text = "<think>x</think>" * 50_000 + "f(a=1)"
+    assert remove_reasoning(text) == ("f(a=1)", True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolform_rules import Limits, parse_reply, sample_toolset
-from toolform_rules.replies import LENIENT_ORDER, lenient_order
+from toolform_rules.protocols import REGISTRY, lenient_order
 from toolform_rules.protocols import protocol_ids
 
 CALL = '<tool_call>{"name": "legal_draft_v3", "arguments": {"counterparty": "A", "value": 1, "term_months": 2}}' \
@@ -33,7 +33,8 @@ def test_with_lenient_fallback_the_whole_reply_is_read():
 
 
 def test_every_registered_protocol_is_tried_by_the_lenient_fallback():
-    """LENIENT_ORDER ranks the syntaxes; a protocol it does not list is tried after them, never skipped."""
+    """The registry is the one list: every protocol has a distinct rank and is tried, in rank order."""
     order = lenient_order()
     assert sorted(order) == sorted(protocol_ids()) and len(set(order)) == len(order)
-    assert order[:len(LENIENT_ORDER)] == [p for p in LENIENT_ORDER if p in protocol_ids()]
+    ranks = [REGISTRY[p].lenient_rank for p in order]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)

@@ -10,7 +10,9 @@ what went wrong and where.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import functools
+import re
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
@@ -19,7 +21,7 @@ from .schema.ir import Schema, Tool
 from .limits import DEFAULT_LIMITS, Limits
 from .schema.loaders import load_tools
 from .schema.names import canonical_name
-from .protocols import get_protocol, protocol_ids
+from .protocols import REGISTRY, get_protocol, lenient_order
 from .protocols.base import Extraction, Protocol, RawCall
 from .protocols.typing import type_values
 from .engine.report import ValidationReport
@@ -33,17 +35,10 @@ RULES = ("main", "symmetric", "as_written")
 #: ``matched_syntax`` of a reply that holds no call and says that no tool fits.
 NO_CALL_SYNTAX = "explicit-no-call"
 
-#: The order in which ``lenient_fallback`` tries other protocols' syntax: the most
-#: distinctive markers first (provider JSON, tags), free text last.
-LENIENT_ORDER = (
-    "native", "tool_call_tags", "function_tags", "xml_call", "code_block_json", "json_object", "json_array",
-    "jsonl_call", "python_tag", "python_list_call", "python_call", "bracket_call", "react", "yaml_call",
-    "toml_call", "sexpr_call", "sql_call", "graphql_call", "url_call", "cli_call", "two_step_call", "table_call",
-    "key_value_call", "pipe_call", "symbolic_call", "csv_call", "slot_fill_call", "xml_generic_call",
-    "nl_intent_structured", "nl_intent",
-)
-
 _REASONING_TAGS = ("think", "thinking", "reasoning")
+_REASONING_MARK = re.compile(r"</?(?:think|reasoning)", re.IGNORECASE)
+_REASONING_BLOCKS = tuple((re.compile(f"<{tag}>", re.IGNORECASE), re.compile(f"</{tag}>", re.IGNORECASE))
+                          for tag in _REASONING_TAGS)
 _NO_CALL_PHRASES = (
     "no suitable tool", "no tool is suitable", "no tool is needed", "no tool needed", "no tools are needed",
     "no need to call", "no tool call", "no function call", "none of the tools", "none of the available tools",
@@ -53,20 +48,42 @@ _NO_CALL_PHRASES = (
 )
 
 
-@attrs.frozen
+@attrs.frozen(slots=False, eq=False)
 class ParsedCall:
-    """One call found in a reply, after the grading rule, with its normalised form and verdict."""
+    """One call found in a reply, after the grading rule, with its normalised form and verdict.
+
+    ``normalized_arguments`` and ``validation`` (the report as a dict) are computed when first
+    read and then kept: a grader that reads only ``valid`` does not pay for them, and either
+    way the values are the same.  Two calls are equal when their :meth:`to_dict` are.
+    """
 
     name: str
     arguments: dict[str, Any]
     resolved_name: str | None
-    normalized_arguments: dict[str, Any] | None
     valid: bool
-    validation: dict[str, Any] | None
     repairs: tuple[str, ...] = ()
     accepted: bool = True
     reason: str = ""
     report: ValidationReport | None = attrs.field(default=None, repr=False)
+    #: computes ``normalized_arguments`` on first read (``None``: the call has none — it was refused)
+    normaliser: Callable[[], dict[str, Any]] | None = attrs.field(default=None, repr=False)
+    #: the verdict of a call with no report (an unknown tool's), as a dict
+    verdict: dict[str, Any] | None = attrs.field(default=None, repr=False)
+
+    @functools.cached_property
+    def normalized_arguments(self) -> dict[str, Any] | None:
+        return None if self.normaliser is None else self.normaliser()
+
+    @functools.cached_property
+    def validation(self) -> dict[str, Any] | None:
+        return self.report.to_dict() if self.report is not None else self.verdict
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # a call holds dicts
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, in the reference's key order."""
@@ -128,29 +145,27 @@ def remove_reasoning(text: str) -> tuple[str, bool]:
 
     An unclosed block runs to the end of the text (a reply cut off while thinking holds no
     call); a closing tag whose opener the chat template already sent ends the reasoning.
+    One scan per tag, whatever the number of blocks.
 
     >>> remove_reasoning("<think>maybe f?</think>f(a=1)")
     ('f(a=1)', True)
     """
-    lowered = text.lower()
-    if not any(marker in lowered for marker in ("<think", "</think", "<reasoning", "</reasoning")):
+    if _REASONING_MARK.search(text) is None:
         return text, False
     removed = False
-    for tag in _REASONING_TAGS:
-        opener, closer = f"<{tag}>", f"</{tag}>"
-        while True:
-            start = lowered.find(opener)
-            if start < 0:
-                break
-            end = lowered.find(closer, start)
-            cut_end = end + len(closer) if end >= 0 else len(text)
-            text = text[:start] + text[cut_end:]
-            lowered = lowered[:start] + lowered[cut_end:]
-            removed = True
-        stray = lowered.find(closer)  # a closing tag whose opener the template already sent
-        if stray >= 0:
-            text, lowered = text[stray + len(closer):], lowered[stray + len(closer):]
-            removed = True
+    for opener, closer in _REASONING_BLOCKS:
+        kept: list[str] = []
+        pos = 0
+        while (opened := opener.search(text, pos)) is not None:
+            kept.append(text[pos:opened.start()])
+            closed = closer.search(text, opened.end())
+            pos = len(text) if closed is None else closed.end()
+        if kept:
+            kept.append(text[pos:])
+            text, removed = "".join(kept), True
+        stray = closer.search(text)  # a closing tag whose opener the template already sent
+        if stray is not None:
+            text, removed = text[stray.end():], True
     return text, removed
 
 
@@ -166,6 +181,27 @@ def _object_fields(schema: Schema, tool: Tool) -> dict[str, str]:
     return {canonical_name(p.name): p.name for p in schema.properties}
 
 
+@attrs.frozen
+class _RenestPlan:
+    """What :func:`renest` needs of a tool, worked out once per tool."""
+
+    declared: frozenset[str]  # the parameters' names as declared
+    top: frozenset[str]  # and folded
+    containers: tuple[tuple[str, dict[str, str]], ...]  # object parameters: (name, folded field -> field)
+
+    @classmethod
+    def of(cls, tool: Tool) -> "_RenestPlan":
+        plan = tool.programs.get(cls)
+        if plan is None:
+            properties = tool.parameters.properties
+            containers = tuple((p.name, _object_fields(p.schema, tool)) for p in properties
+                               if p.schema.properties or (p.schema.ref and tool.definitions.get(p.schema.ref) is not None
+                                                          and tool.definitions[p.schema.ref].properties))
+            plan = tool.programs[cls] = cls(frozenset(p.name for p in properties),
+                                            frozenset(canonical_name(p.name) for p in properties), containers)
+        return plan
+
+
 def renest(arguments: dict[str, Any], tool: Tool) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Move each argument written flat into the one object parameter that declares it.
 
@@ -173,11 +209,9 @@ def renest(arguments: dict[str, Any], tool: Tool) -> tuple[dict[str, Any], tuple
     becomes ``{"passenger": {"name": "Ann"}, "date": "…"}``.  Returns the new arguments and
     a repair line per moved argument; the input is not modified.
     """
-    top = {canonical_name(p.name) for p in tool.parameters.properties}
-    containers = [(p.name, _object_fields(p.schema, tool)) for p in tool.parameters.properties
-                  if p.schema.properties or (p.schema.ref and tool.definitions.get(p.schema.ref) is not None
-                                              and tool.definitions[p.schema.ref].properties)]
-    if not containers:
+    plan = _RenestPlan.of(tool)
+    containers, top = plan.containers, plan.top
+    if not containers or arguments.keys() <= plan.declared:  # nothing written flat
         return arguments, ()
     out: dict[str, Any] = {}
     moved: list[str] = []
@@ -204,34 +238,23 @@ def renest(arguments: dict[str, Any], tool: Tool) -> tuple[dict[str, Any], tuple
     return (out, tuple(moved)) if moved else (arguments, ())
 
 
-def _extract(protocol: Protocol, text: str, tools: Toolset) -> Extraction:
+def _extract(protocol: Protocol, text: str, tools: Toolset, limits: Limits) -> Extraction:
     try:
-        return protocol.parse(text, tools)
+        return protocol.parse(text, tools, limits=limits)
     except Exception as err:  # a protocol bug must not become the caller's exception
         return Extraction((), (f"{protocol.info.id} failed on this reply ({type(err).__name__})",), False)
 
 
-def lenient_order() -> list[str]:
-    """Every registered protocol, in the order the lenient fallback tries them: :data:`LENIENT_ORDER`'s
-    ranking, then any protocol it does not rank (in registry order), so none is ever skipped.
-
-    >>> sorted(lenient_order()) == sorted(protocol_ids())
-    True
-    """
-    registered = protocol_ids()
-    return [*(p for p in LENIENT_ORDER if p in registered), *(p for p in registered if p not in LENIENT_ORDER)]
-
-
-def _lenient(text: str, tools: Toolset, asked: str) -> tuple[str, Extraction] | None:
+def _lenient(text: str, tools: Toolset, asked: str, limits: Limits) -> tuple[str, Extraction] | None:
     """The first other protocol (most distinctive syntax first) that finds calls in ``text``."""
     for protocol_id in lenient_order():
-        if protocol_id == asked:
+        if protocol_id == asked or not REGISTRY[protocol_id].may_hold_calls(text):
             continue
         try:
             protocol = get_protocol(protocol_id)
         except Exception:  # a protocol not yet available is skipped
             continue
-        found = _extract(protocol, text, tools)
+        found = _extract(protocol, text, tools, limits)
         if found.calls:
             return protocol_id, found
     return None
@@ -279,7 +302,7 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
         text = text[:limits.max_input_bytes]
     text, reasoning_removed = remove_reasoning(text)
 
-    extraction = _extract(protocol, text, toolset)
+    extraction = _extract(protocol, text, toolset, limits)
     notes.extend(extraction.notes)
     matched = protocol_id if extraction.calls else ""
     lenient_calls = False
@@ -287,7 +310,7 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
         # which syntax the reply was written in: the whole reply when its calls are wanted, else a
         # bounded probe of its start (the name of the syntax, at a cost that does not grow with the reply)
         probed = text if lenient_fallback else text[:limits.syntax_probe_chars]
-        found = _lenient(probed, toolset, protocol_id)
+        found = _lenient(probed, toolset, protocol_id, limits)
         if found is not None:
             matched = found[0]
             if lenient_fallback:
@@ -319,9 +342,8 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
            profile: str, rules: RuleSet | None, limits: Limits, policy: Policy | None = None) -> ParsedCall:
     tool = toolset.get(raw.name)
     if tool is None:
-        return ParsedCall(raw.name, raw.arguments, None, None, False,
-                          _unknown(raw, toolset, profile, rules, validate),
-                          accepted=False, reason="unknown tool")
+        return ParsedCall(raw.name, raw.arguments, None, False, accepted=False, reason="unknown tool",
+                          verdict=_unknown(raw, toolset, profile, rules, validate))
     arguments = type_values(raw.arguments, tool, limits=limits) if text_values else raw.arguments
     repairs: list[str] = []
     if lenient:
@@ -329,20 +351,20 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
     if rule == "symmetric" or (rule in ("main", "as_written") and text_values):
         renested, moved = renest(arguments, tool)
         if moved and rule == "as_written":
-            return ParsedCall(raw.name, arguments, tool.name, None, False, None, tuple(moved), False,
+            return ParsedCall(raw.name, arguments, tool.name, False, tuple(moved), False,
                               "written flat; as written it needs a repair: " + ", ".join(moved))
         if moved:
             arguments = renested
             repairs.extend(moved)
     if lenient and rule == "as_written":
-        return ParsedCall(raw.name, arguments, tool.name, None, False, None, tuple(repairs), False,
+        return ParsedCall(raw.name, arguments, tool.name, False, tuple(repairs), False,
                           f"read with {lenient}'s syntax, not the asked protocol's")
-    normalized = normalised_arguments(arguments, tool, limits, rules)
+    normalise = functools.partial(normalised_arguments, arguments, tool, limits, rules)
     report = program_for(tool, profile, limits, rules).run(arguments) if validate else None
     if report is not None and policy is not None:
-        report = policy.apply(report, tool.name, arguments, norm=normalized, tool=tool)
-    return ParsedCall(raw.name, arguments, tool.name, normalized, report.ok if report is not None else True,
-                      report.to_dict() if report is not None else None, tuple(repairs), True, "", report)
+        report = policy.apply(report, tool.name, arguments, norm=normalise, tool=tool)
+    return ParsedCall(raw.name, arguments, tool.name, report.ok if report is not None else True, tuple(repairs),
+                      True, "", report, normalise)
 
 
 def _unknown(raw: RawCall, toolset: Toolset, profile: str, rules: RuleSet | None,

@@ -173,6 +173,8 @@ def integral_float_to_integer(rule: Rule, node: Schema, ctx: NodeContext) -> Tra
     return transform
 
 
+#: a numeric string longer than this is not read as a number (int() of thousands of digits is slow, then refused)
+_MAX_NUMBER_CHARS = 400
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,6})?")
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 
@@ -184,7 +186,7 @@ def parse_number(text: str, *, separators: str = "_", grouping: bool = True) -> 
     (7000.0, 1000.0, None, None)
     """
     candidate = text.strip()
-    if len(candidate) > 400:
+    if len(candidate) > _MAX_NUMBER_CHARS:
         return None
     if grouping and "," in candidate:
         if not _GROUPED.fullmatch(candidate):
@@ -212,9 +214,13 @@ def numeric_string(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     # otherwise a number is a float, an integer an int when it has no fraction (the study's rule)
     as_written = rule.options["as_written"]
 
+    plain_int = as_written or integer  # where digits alone ("24") are read as an int without parse_number
+
     def transform(value: Any) -> Any:
         if not isinstance(value, str):
             return value
+        if plain_int and value.isdigit() and value.isascii() and len(value) <= _MAX_NUMBER_CHARS:
+            return int(value)
         number = parse_number(value)
         if number is None:
             return value

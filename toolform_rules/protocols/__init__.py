@@ -1,50 +1,86 @@
 """The answer protocols: one module and one grammar each, registered here.
 
-``REGISTRY`` maps each protocol id to the module that implements it; adding a protocol is
-its grammar (``grammars/<id>.lark``), its module (``protocols/<id>.py``, exposing
-``PROTOCOL``) and one line here.
+``REGISTRY`` maps each protocol id to the module that implements it and its rank in the
+lenient fallback; it is the only list of protocols.  Adding a protocol is its grammar
+(``grammars/<id>.lark``), its module (``protocols/<id>.py``, exposing ``PROTOCOL``) and one
+line here.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import re
+
+import attrs
 
 from ..errors import ToolformRulesError
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 
-REGISTRY: dict[str, str] = {
-    "python_call": "python_call",
-    "python_list_call": "python_list_call",
-    "bfcl_python_list": "bfcl_python_list",
-    "cli_call": "cli_call",
-    "sql_call": "sql_call",
-    "graphql_call": "graphql_call",
-    "url_call": "url_call",
-    "sexpr_call": "sexpr_call",
-    "json_object": "json_object",
-    "json_array": "json_array",
-    "jsonl_call": "jsonl_call",
-    "code_block_json": "code_block_json",
-    "native": "native",
-    "nl_intent": "nl_intent",
-    "nl_intent_structured": "nl_intent_structured",
-    "key_value_call": "key_value_call",
-    "yaml_call": "yaml_call",
-    "toml_call": "toml_call",
-    "pipe_call": "pipe_call",
-    "csv_call": "csv_call",
-    "table_call": "table_call",
-    "symbolic_call": "symbolic_call",
-    "slot_fill_call": "slot_fill_call",
-    "two_step_call": "two_step_call",
-    "tool_call_tags": "tool_call_tags",
-    "function_tags": "function_tags",
-    "xml_call": "xml_call",
-    "xml_generic_call": "xml_generic_call",
-    "python_tag": "python_tag",
-    "react": "react",
-    "bracket_call": "bracket_call",
+
+@attrs.frozen(slots=False)
+class Registration:
+    """Where a protocol lives and when the lenient fallback tries it.
+
+    ``lenient_rank``: the order in which ``parse_reply(lenient_fallback=True)`` tries other
+    protocols' syntax — the most distinctive markers first (provider JSON, tags), free text
+    last — so a reply is read by the syntax it most plausibly uses.  ``marker``: what a
+    reply must hold to hold a call at all (a brace, a parenthesis, a tag), so that naming a
+    reply's syntax skips the protocols it cannot be written in without parsing them.
+    """
+
+    module: str
+    lenient_rank: int
+    #: a pattern every reply holding a call of the protocol matches (searched, at C speed): a text
+    #: it does not match is not parsed to name its syntax; empty: no such pattern, always parsed
+    marker: str = ""
+
+    @functools.cached_property
+    def _marker(self) -> "re.Pattern[str] | None":
+        return re.compile(self.marker) if self.marker else None
+
+    def may_hold_calls(self, text: str) -> bool:
+        """False only when ``text`` cannot hold a call of the protocol (it lacks the marker).
+
+        >>> REGISTRY["json_object"].may_hold_calls("no braces here"), REGISTRY["cli_call"].may_hold_calls("x")
+        (False, True)
+        """
+        pattern = self._marker
+        return pattern is None or pattern.search(text) is not None
+
+
+REGISTRY: dict[str, Registration] = {
+    "python_call": Registration("python_call", 12, r"\("),
+    "python_list_call": Registration("python_list_call", 10, r"\("),
+    "bfcl_python_list": Registration("bfcl_python_list", 11, r"\("),
+    "cli_call": Registration("cli_call", 21),
+    "sql_call": Registration("sql_call", 18, r"\("),
+    "graphql_call": Registration("graphql_call", 19, r"[({]"),
+    "url_call": Registration("url_call", 20, r"/"),
+    "sexpr_call": Registration("sexpr_call", 17, r"\("),
+    "json_object": Registration("json_object", 6, r"\{"),
+    "json_array": Registration("json_array", 7, r"\{"),
+    "jsonl_call": Registration("jsonl_call", 8, r"\{"),
+    "code_block_json": Registration("code_block_json", 5, r"\{"),
+    "native": Registration("native", 1, r"\{"),
+    "nl_intent": Registration("nl_intent", 31),
+    "nl_intent_structured": Registration("nl_intent_structured", 30),
+    "key_value_call": Registration("key_value_call", 24, r"[:=]"),
+    "yaml_call": Registration("yaml_call", 15, r":"),
+    "toml_call": Registration("toml_call", 16, r"[=\[]"),
+    "pipe_call": Registration("pipe_call", 25),
+    "csv_call": Registration("csv_call", 27),
+    "table_call": Registration("table_call", 23, r"\|"),
+    "symbolic_call": Registration("symbolic_call", 26),
+    "slot_fill_call": Registration("slot_fill_call", 28, r"\{"),
+    "two_step_call": Registration("two_step_call", 22),
+    "tool_call_tags": Registration("tool_call_tags", 2, r"\{|<tool_call"),
+    "function_tags": Registration("function_tags", 3, r"<"),
+    "xml_call": Registration("xml_call", 4, r"<"),
+    "xml_generic_call": Registration("xml_generic_call", 29, r"<"),
+    "python_tag": Registration("python_tag", 9, r"[({]"),
+    "react": Registration("react", 14, r"(?i:action)"),
+    "bracket_call": Registration("bracket_call", 13, r"\("),
 }
 
 
@@ -62,18 +98,28 @@ def protocol_ids() -> list[str]:
 
 
 @functools.cache
+def lenient_order() -> tuple[str, ...]:
+    """Every registered protocol, in the order the lenient fallback tries them (``lenient_rank``).
+
+    >>> lenient_order()[:3], sorted(lenient_order()) == sorted(protocol_ids())
+    (('native', 'tool_call_tags', 'function_tags'), True)
+    """
+    return tuple(sorted(REGISTRY, key=lambda protocol_id: REGISTRY[protocol_id].lenient_rank))
+
+
+@functools.cache
 def get_protocol(protocol_id: str) -> Protocol:
     """The protocol registered as ``protocol_id`` (its module is imported on first use).
 
     >>> get_protocol("json_object").info.name
     'JSON object'
     """
-    module = REGISTRY.get(protocol_id)
-    if module is None:
+    registration = REGISTRY.get(protocol_id)
+    if registration is None:
         raise UnknownProtocolError(f"unknown protocol {protocol_id!r}; known: {', '.join(REGISTRY)}")
-    protocol: Protocol = importlib.import_module(f"{__name__}.{module}").PROTOCOL
+    protocol: Protocol = importlib.import_module(f"{__name__}.{registration.module}").PROTOCOL
     return protocol
 
 
-__all__ = ["Extraction", "Protocol", "ProtocolInfo", "RawCall", "UnknownProtocolError", "get_protocol",
-           "protocol_ids"]
+__all__ = ["Extraction", "Protocol", "ProtocolInfo", "RawCall", "Registration", "UnknownProtocolError", "get_protocol",
+           "lenient_order", "protocol_ids"]

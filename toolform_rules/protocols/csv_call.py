@@ -28,6 +28,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
+from ..limits import DEFAULT_LIMITS, Limits
 from .base import Extraction, Protocol, ProtocolInfo
 from . import json_family
 from ..grammar import Token, Tree
@@ -221,7 +222,7 @@ class CsvCall(Protocol):
         text_values=True,
     )
 
-    def parse(self, text: str, tools: Toolset | None = None) -> Extraction:
+    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         return never_raises(self.id, self._parse, text, tools)
 
     def _parse(self, text: str, tools: Toolset | None) -> Extraction:

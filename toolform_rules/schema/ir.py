@@ -223,7 +223,8 @@ class Tool:
     description: str = ""
     definitions: Mapping[str, Schema] = attrs.field(factory=dict, eq=False)
     source: str = attrs.field(default="<object>", eq=False)
-    # compiled programs, per (profile, limits): filled by the engine, never part of equality
+    # compiled programs, per (profile, limits), and other plans worked out once per tool: filled by the
+    # engine and parse_reply, never part of equality
     programs: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
