@@ -393,7 +393,7 @@ class GraphqlCall(PythonFamily):
     grammar = "graphql_call"
     transformer = GraphqlValues
 
-    def read(self, text: str, shape: str = "operation", budget: Budget | None = None) -> list[CallSyntax]:
+    def read(self, text: str, shape: str = "operation", budget: Budget | None = None) -> list[CallSyntax]:  # type: ignore[override]  # until the code family's reader is the base's read() hook (issue 10)
         calls = fast_operations(text)
         if calls is not None:
             return calls

@@ -234,7 +234,7 @@ class SexprCall(PythonFamily):
     grammar = "sexpr_call"
     transformer = SexprValues
 
-    def read(self, text: str, shape: str = "sexpr", budget: Budget | None = None) -> list[CallSyntax]:
+    def read(self, text: str, shape: str = "sexpr", budget: Budget | None = None) -> list[CallSyntax]:  # type: ignore[override]  # until the code family's reader is the base's read() hook (issue 10)
         calls = fast_sexprs(text)
         if calls is not None:
             return calls
