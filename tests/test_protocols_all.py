@@ -21,7 +21,9 @@ from support import bfcl
 from support.compare import identical
 from support.protocol_checks import assert_round_trip, assert_total
 from toolform_rules import ToolCall, get_protocol, load_tools, protocol_ids, sample_toolset
+from toolform_rules.protocols.slot_fill_call import TYPE_PLACEHOLDERS
 from toolform_rules.samples import SAMPLE_TOOL_JSON
+
 EXAMPLES = int(os.environ.get("ROUND_TRIP_EXAMPLES", "150"))
 TRICKY = st.text(alphabet=st.sampled_from(list("aZ09 ,|=:;'\"[](){}<>&\\\n\t#%★§¿é日-_.+*/`~$!?")) |
                  st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=14)
@@ -87,10 +89,18 @@ def _texts(value: Any) -> list[str]:
 _SAME_VALUES = functools.partial(identical, key_order=False)
 
 
+# slot_fill_call reads a value that is one of its skeleton's placeholders ("<value>") as given
+# but notes it: a model that copied the skeleton's slot most likely did not fill it.
+_NOTED = {"slot_fill_call": TYPE_PLACEHOLDERS}
+
+
 def _round_trip(protocol_id: str, tool_json: dict, calls: list[ToolCall]) -> None:
+    texts = [t for c in calls for t in _texts(c.arguments)]
     markup = _UNWRITABLE.get(protocol_id, ())
-    assume(not any(m in t for c in calls for t in _texts(c.arguments) for m in markup))
-    assert_round_trip(get_protocol(protocol_id), calls, load_tools([tool_json]), values=_SAME_VALUES)
+    assume(not any(m in t for t in texts for m in markup))
+    noted = any(t in _NOTED.get(protocol_id, ()) for t in texts)
+    assert_round_trip(get_protocol(protocol_id), calls, load_tools([tool_json]), values=_SAME_VALUES,
+                      notes_allowed=noted)
 
 
 @pytest.mark.parametrize("protocol_id", protocol_ids())
