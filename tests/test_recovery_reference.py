@@ -11,14 +11,7 @@ import pytest
 from support.recovery import all_recovery, cases, ours_calls, recovered, recovery
 from toolform_rules import protocol_ids
 
-#: NOT MET yet (issue 10 stays open): toml_call loses "Done." after its last value and a prose
-#: lead-in on the call's line, which the reference reads; strict, so the fix must remove this
-BELOW_THE_REFERENCE = {"toml_call"}
-
-
-@pytest.mark.parametrize("protocol_id", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="issue 10: below the reference, not yet fixed"))
-    if p in BELOW_THE_REFERENCE else p for p in protocol_ids()])
+@pytest.mark.parametrize("protocol_id", protocol_ids())
 def test_never_fewer_calls_than_the_reference(protocol_id: str) -> None:
     counted = recovery(protocol_id)
     assert counted.ours >= counted.reference, (
@@ -26,7 +19,6 @@ def test_never_fewer_calls_than_the_reference(protocol_id: str) -> None:
         f"only the reference recovers: {', '.join(counted.only_reference)}")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: 691 of 744 (92.9%) on main, the 95% floor not yet met")
 def test_at_least_95_percent_overall() -> None:
     counts = all_recovery()
     ours = sum(c.ours for c in counts)

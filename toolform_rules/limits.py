@@ -39,6 +39,17 @@ class Limits:
     reply_grammar_chars: int = 16_384
     #: the longest YAML or TOML document of a reply handed to a library reader (tomllib)
     reply_document_chars: int = 200_000
+    #: how many candidate calls of one reply a code-like protocol reads (each costs a fast
+    #: read, at worst a grammar run); past it, a note says the reading stopped
+    reply_candidates: int = 64
+    #: how many places of one reply that look like the start of a call (a name and "(") are checked
+    reply_call_heads: int = 4096
+    #: how many steps the bracket matcher may take in one reply (a run of brackets, or of quotes)
+    reply_scan_steps: int = 32_768
+    #: how many tokens (estimated) ``ast.parse`` may read in one reply
+    reply_ast_tokens: int = 65_536
+    #: how many marked segments of one reply are read (python_tag's ``<|python_tag|>``)
+    reply_segments: int = 256
 
 
 DEFAULT_LIMITS = Limits()

@@ -17,7 +17,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from support.bfcl import function_docs
+from support.protocol_checks import as_pipeline_reads
 from toolform_rules.calls import ToolCall
+from toolform_rules.limits import Limits
+from toolform_rules.protocols.base import Protocol
 from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
@@ -123,6 +126,25 @@ MALFORMED_INPUTS = ["[" * 100_000, "{" * 100_000, "]" * 5000 + "[" * 5000, '{"a"
                     '{"name":"f","arguments":{"a":' + "1" * 6000 + ',"b":\'x\'}}']
 
 
+#: Limits under which no grammar reads anything: what a reply gives then is what the fast readers
+#: (strict JSON, then the lenient reader) give alone.
+FAST_ONLY = Limits(reply_grammar_chars=0)
+
+
+def fast_calls(protocol: Protocol, text: str) -> list[tuple[str, Any]] | None:
+    """The calls the fast readers alone read from ``text`` (as the pipeline reads them), or ``None`` when some
+    JSON of the reply needed the grammar (its note then names ``Limits.reply_grammar_chars``)."""
+    extraction = protocol.parse(text, limits=FAST_ONLY)
+    if any("Limits.reply_grammar_chars" in note for note in extraction.notes):
+        return None
+    return as_pipeline_reads(protocol, extraction)
+
+
+def grammar_calls(protocol: Any, text: str) -> list[tuple[str, Any]]:
+    """The calls of a whole reply in the protocol's format, read by its grammar alone."""
+    return protocol.grammar_calls(text)
+
+
 @functools.cache
 def _reference() -> tuple[Any, Any]:
     with warnings.catch_warnings():
@@ -192,6 +214,6 @@ def lenient_reply(draw: Any, calls: list[ToolCall], container: str = "array",
     return "\n".join(draw(lenient_text(o, spaces)) for o in objects)
 
 
-__all__ = ["JSON_VALUES", "MALFORMED_INPUTS", "NASTY_INPUTS", "NASTY_STRINGS", "ONE_LINE", "SPACES", "TEXT",
-           "arguments_for", "bfcl_calls", "canonical_pairs", "lenient_reply", "lenient_text", "reference_pairs",
-           "sample_calls", "value_for"]
+__all__ = ["FAST_ONLY", "JSON_VALUES", "MALFORMED_INPUTS", "NASTY_INPUTS", "NASTY_STRINGS", "ONE_LINE", "SPACES", "TEXT",
+           "arguments_for", "bfcl_calls", "canonical_pairs", "fast_calls", "grammar_calls", "lenient_reply",
+           "lenient_text", "reference_pairs", "sample_calls", "value_for"]

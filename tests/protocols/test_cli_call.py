@@ -10,10 +10,11 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 from text_family_support import (ROUND_TRIP, SAMPLE, TEXT, assert_fast_path_agrees, assert_reads_as_the_reference,
                                  bfcl_calls, calls_for, nasty_cases, ref_example, ref_parse, single_calls)
 
-from toolform_rules import ToolCall
+from toolform_rules import ToolCall, parse_reply
+from toolform_rules.limits import DEFAULT_LIMITS
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.cli_call import _tokens_fast, _tokens_grammar, quote_word, unquote_word
-from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
+from toolform_rules.protocols.cli_call import quote_word, unquote_word
+from toolform_rules.protocols.text_family import value_text
 
 P = get_protocol("cli_call")
 
@@ -197,12 +198,12 @@ def test_a_bad_line_does_not_hide_the_next_call() -> None:
 
 
 def test_a_long_call_outside_the_plain_form_is_not_given_to_the_grammar() -> None:
-    """Past MAX_GRAMMAR_CHARS only the fast reader runs (the grammar would take seconds); a call it
+    """Past Limits.reply_grammar_chars only the fast reader runs (the grammar would take seconds); a call it
     cannot read (this one is malformed near its end) is left out, and a note says why."""
     text = "legal_draft_v3 --a " + "x " * 30000 + "'"
-    assert len(text) > MAX_GRAMMAR_CHARS
+    assert len(text) > DEFAULT_LIMITS.reply_grammar_chars
     extraction = assert_total(P, text, SAMPLE, malformed=True)
-    assert any("characters long" in note for note in extraction.notes), extraction.notes
+    assert any("longer than the grammar reads in one reply" in note for note in extraction.notes), extraction.notes
 
 
 @settings(max_examples=300, deadline=None)
@@ -216,9 +217,12 @@ def test_never_raises_on_nasty_inputs(text: str, malformed: bool) -> None:
     assert_total(P, text, SAMPLE, malformed=malformed)
 
 
-def test_not_text_is_a_note() -> None:
-    extraction = assert_total(P, b"legal_draft_v3", SAMPLE, malformed=True)
-    assert "not text" in extraction.notes[0], extraction.notes
+def test_not_text_never_raises() -> None:
+    """Bytes are not text: the protocol reads their ``str`` (no call, no exception); the pipeline
+    decodes them first and reads the call."""
+    extraction = assert_total(P, b"legal_draft_v3 --value 3", SAMPLE)
+    assert extraction.calls == () and not extraction.compliant
+    assert [c.arguments for c in parse_reply(b"legal_draft_v3 --value 3", SAMPLE, "cli_call").calls] == [{"value": 3}]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,7 +234,7 @@ def test_not_text_is_a_note() -> None:
 def test_fast_path_reads_every_rendered_command(drawn) -> None:
     """A command as we write it is the plain form: the fast path reads it, token for token as the grammar."""
     toolset, calls = drawn
-    assert_fast_path_agrees(_tokens_fast, _tokens_grammar, render(P, calls, toolset), reads=True)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, render(P, calls, toolset), reads=True)
 
 
 SEGMENT = st.builds(lambda name, rest: name + rest,
@@ -243,7 +247,7 @@ SEGMENT = st.builds(lambda name, rest: name + rest,
 def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
     """Any text: what the fast path reads the grammar reads alike, and a one-line command the
     grammar reads the fast path reads too."""
-    fast, slow = assert_fast_path_agrees(_tokens_fast, _tokens_grammar, segment)
+    fast, slow = assert_fast_path_agrees(P.read_fast, P.read_grammar, segment)
     event("the fast path read it" if fast is not None else "the fast path declined")
     if slow is not None and "\n" not in segment:
         assert fast == slow, (segment, fast, slow)
@@ -259,12 +263,12 @@ def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
 ])
 def test_fast_path_on_known_segments(segment: str, fast_reads: bool) -> None:
     """Segments of SEGMENT's own alphabet, so its draws include ones the fast path reads."""
-    assert_fast_path_agrees(_tokens_fast, _tokens_grammar, segment, reads=fast_reads)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, segment, reads=fast_reads)
 
 
 def test_fast_path_and_grammar_agree_on_a_crlf_continuation() -> None:
     """A backslash before CRLF continues the line in both readers (it once was an escaped CR to the grammar)."""
-    assert_fast_path_agrees(_tokens_fast, _tokens_grammar, "legal_draft_v3 --a \\\r\n  --b", reads=True)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, "legal_draft_v3 --a \\\r\n  --b", reads=True)
 
 
 def test_instructions_are_our_own_words() -> None:

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -131,7 +130,7 @@ def test_a_megabyte_flood_is_read_in_bounded_time(protocol_id: str, flood: str) 
 def test_a_scan_past_the_budget_is_noted() -> None:
     """Brackets the matcher could not reach within the reply's budget: no call, and a note naming the limit."""
     extraction = warmed("python_call").parse("f(" + "()" * 400_000)
-    assert extraction.calls == () and any("Limits.max_scan_steps" in note for note in extraction.notes), \
+    assert extraction.calls == () and any("Limits.reply_scan_steps" in note for note in extraction.notes), \
         extraction.notes
 
 
@@ -179,16 +178,9 @@ def test_the_bracket_matcher_answers_as_a_naive_one(syntax: str, text: str, data
     assert Closer(text, quoting).close(first) == naive_close(text, first, quoting), (text, first)
 
 
-@attrs.frozen
-class FewCandidates(Limits):
-    """Limits asking for one candidate per reply (a field ``Limits`` may not have yet)."""
-
-    max_candidates: int = 1
-
-
 def test_the_caps_come_from_the_limits_passed() -> None:
     protocol = warmed("python_call")
     text = "First f(a=1), then g(b=2)."
     assert [c.name for c in protocol.parse(text).calls] == ["f", "g"]
-    capped = protocol.parse(text, limits=FewCandidates())
-    assert [c.name for c in capped.calls] == ["f"] and "too many candidates" in " ".join(capped.notes), capped
+    capped = protocol.parse(text, limits=Limits(reply_candidates=1))
+    assert [c.name for c in capped.calls] == ["f"] and "Limits.reply_candidates" in " ".join(capped.notes), capped

@@ -10,11 +10,16 @@ from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.function_tags import _OWN_TAG, _by_grammar, _canonical
+from toolform_rules.protocols.function_tags import _OWN_TAG, _canonical, _from_tree
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.markup_family import text_of
 
 PROTOCOL = get_protocol("function_tags")
+
+
+def _by_grammar(text: str):
+    """The extraction of the grammar's tree."""
+    return _from_tree(PROTOCOL.by_grammar(text), text)
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -221,13 +220,11 @@ def test_never_raises_on_any_text(text: str) -> None:
 
 @pytest.mark.parametrize("name", NASTY_INPUTS)
 def test_never_raises_on_nasty_inputs(name: str) -> None:
-    """A broken operation gives no call and a note why, a flood of operations gives calls, in
-    bounded time; after "mutation { f(a: " no nasty input closes the operation."""
+    """A broken operation gives no call and a note why, a flood of operations gives calls (the
+    linear tests bound the time); after "mutation { f(a: " no nasty input closes the operation."""
     text = NASTY_INPUTS[name]
-    started = time.perf_counter()
     assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_GRAPHQL, holds_calls=name in GRAPHQL_CALLS)
     assert_answers_nasty_input(P, "mutation { f(a: " + text, broken=True, holds_calls=False)
-    assert time.perf_counter() - started < 10
 
 
 def test_a_malformed_operation_says_where_the_grammar_stopped() -> None:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, lenient_reply,
-                               reference_pairs, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, fast_calls, grammar_calls,
+                               lenient_reply, reference_pairs, sample_calls)
 from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.json_array import fast_calls, grammar_calls
 
 PROTOCOL = get_protocol("json_array")
 
@@ -42,13 +40,16 @@ def test_round_trip_no_call():
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    assert_calls(fast_calls(text), grammar_calls(text), context=text)
+    assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
 
 
-def test_grammar_reads_what_json_does_not():
-    text = "[{'name': 'f', 'arguments': {'a': True, 'b': None, 'c': [1, 2,],},},]"
-    assert fast_calls(text) is None
-    assert_calls(grammar_calls(text), [("f", {"a": True, "b": None, "c": [1, 2]})], context=text)
+def test_grammar_reads_what_the_fast_readers_do_not():
+    """A comma after white space: the lenient reader declines it, the grammar reads it (within the budget)."""
+    text = "[{'name': 'f', 'arguments': {'a': True, 'b': None, 'c': [1, 2 ,] ,} ,}]"
+    assert fast_calls(PROTOCOL, text) is None
+    want = [("f", {"a": True, "b": None, "c": [1, 2]})]
+    assert_calls(grammar_calls(PROTOCOL, text), want, context=text)
+    assert_calls(read_calls(PROTOCOL, text), want, context=text)
 
 
 AGREE = [
@@ -128,16 +129,12 @@ def test_never_raises_on_json_like_noise(text):
 
 @pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
 def test_never_raises_on_nasty_inputs(text):
-    began = time.perf_counter()
     assert_total(PROTOCOL, text)
-    assert time.perf_counter() - began < 5
 
 
 @pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
 def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
-    began = time.perf_counter()
     assert_total(PROTOCOL, text, malformed=True)
-    assert time.perf_counter() - began < 5
 
 
 def test_instructions_and_example():
@@ -151,5 +148,5 @@ def test_instructions_and_example():
 @given(st.data(), sample_calls(max_calls=3))
 def test_lenient_fast_path_and_grammar_agree(data, calls):
     text = data.draw(lenient_reply(calls))
-    assert_calls(fast_calls(text, lenient=True), grammar_calls(text), context=text)
+    assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
     assert PROTOCOL.parse(text).compliant

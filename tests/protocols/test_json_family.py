@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from json_family_cases import JSON_VALUES, TEXT, lenient_text
 from support.compare import identical
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.json_family import (_MISSING, Values, find_outside, lenient_json, read_grammar,
-                                                  relocate, value_spans)
+from toolform_rules.limits import DEFAULT_LIMITS
+from toolform_rules.protocols import get_protocol
+from toolform_rules.protocols.json_family import (_MISSING, Reply, Values, lenient_json, read_grammar, relocate,
+                                                  value_spans)
 from toolform_rules.protocols.values import balanced_spans
 
 
@@ -108,12 +110,26 @@ def test_value_spans_agrees_with_balanced_spans_on_braces(text):
     assert value_spans(text, openers="{") == balanced_spans(text)
 
 
-def test_find_outside_skips_markers_inside_strings():
-    close = re.compile("</tool_call>", re.I)
+def test_a_marker_inside_a_string_does_not_end_a_stretch():
+    until = re.compile("</tool_call>", re.I)
     text = '<tool_call>{"a": "</tool_call>", "b": [1]}</TOOL_CALL> tail'
-    assert find_outside(text, close, 11) == (42, 54)
-    assert find_outside('{"a": "\\"</x>"} </x>', re.compile("</x>")) == (16, 20)
-    assert find_outside('{"a": 1', close) == (-1, -1)
+    reply = Reply(text, DEFAULT_LIMITS, get_protocol("tool_call_tags"))
+    values, marker = reply.values(11, len(text), until=until)
+    assert [(c.begin, c.end, c.value) for c in values] == [(11, 42, {"a": "</tool_call>", "b": [1]})]
+    assert (marker.start(), marker.end()) == (42, 54)
+    escaped = Reply('{"a": "\\"</x>"} </x>', DEFAULT_LIMITS, get_protocol("tool_call_tags"))
+    assert escaped.values(0, 20, until=re.compile("</x>"))[1].start() == 16
+
+
+def test_a_value_that_never_closes_ends_at_the_first_marker_inside_it():
+    """Once a value has run to the end of the reply, the stretch ends at the first marker (linear time)."""
+    until = re.compile("</tool_call>")
+    text = '{"a": 1</tool_call>{"b": 2}'
+    reply = Reply(text, DEFAULT_LIMITS, get_protocol("tool_call_tags"))
+    values, marker = reply.values(0, len(text), until=until)
+    assert [(c.begin, c.end, c.value is _MISSING) for c in values] == [(0, 7, True)] and marker.start() == 7
+    values, marker = reply.values(marker.end(), len(text), until=until)
+    assert [(c.begin, c.end, c.value) for c in values] == [(19, 27, {"b": 2})] and marker is None
 
 
 def test_relocate_names_terminals_in_words():

@@ -15,10 +15,10 @@ from text_family_support import (ROUND_TRIP, SAMPLE, TEXT, assert_fast_path_agre
                                  bfcl_calls, calls_for, nasty_cases, ref_example, ref_parse, single_calls)
 
 from toolform_rules import ToolCall, load_tools
+from toolform_rules.limits import DEFAULT_LIMITS
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.key_value_call import _block_fast, _block_grammar
-from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
+from toolform_rules.protocols.text_family import value_text
 
 P = get_protocol("key_value_call")
 
@@ -130,19 +130,19 @@ def test_blank_line_ends_the_block_and_prose_is_not_compliant() -> None:
 
 def test_malformed_reply_says_where_the_grammar_stopped() -> None:
     with pytest.raises(GrammarFailure) as failure:
-        _block_grammar("TOOL: legal_draft_v3\ncounterparty: A\n\nvalue: 3")
+        P.read_grammar("TOOL: legal_draft_v3\ncounterparty: A\n\nvalue: 3")
     assert failure.value.describe().startswith("line 3, column 1: expected")
     extraction = P.parse("Here:\nTOOL:\ncounterparty: A", SAMPLE)
     assert extraction.calls == () and "line 2, column 6" in extraction.notes[0]
 
 
 def test_a_long_call_outside_the_plain_form_is_not_given_to_the_grammar() -> None:
-    """Past MAX_GRAMMAR_CHARS only the fast reader runs (the grammar would take seconds); a call it
+    """Past Limits.reply_grammar_chars only the fast reader runs (the grammar would take seconds); a call it
     cannot read (this one is malformed near its end) is left out, and a note says why."""
     text = "TOOL: f\n" + "a: b\n" * 12000 + "b: \r x"
-    assert len(text) > MAX_GRAMMAR_CHARS
+    assert len(text) > DEFAULT_LIMITS.reply_grammar_chars
     extraction = assert_total(P, text, SAMPLE, malformed=True)
-    assert any("characters long" in note for note in extraction.notes), extraction.notes
+    assert any("longer than the grammar reads in one reply" in note for note in extraction.notes), extraction.notes
 
 
 #: none of the nasty inputs holds a block that cannot be read (repeated lines are noted, not refused)
@@ -165,7 +165,7 @@ def test_never_raises_on_nasty_inputs(text: str, malformed: bool) -> None:
 def test_fast_path_reads_every_rendered_block(drawn) -> None:
     """A block as we write it is the plain form: the fast path reads it, line for line as the grammar."""
     toolset, calls = drawn
-    assert_fast_path_agrees(_block_fast, _block_grammar, render(P, calls, toolset), reads=True)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, render(P, calls, toolset), reads=True)
 
 
 BLOCK = st.builds(lambda head, rest: head + rest, st.sampled_from(["TOOL: f", " tool = legal_draft_v3 ", "Tool:"]),
@@ -176,7 +176,7 @@ BLOCK = st.builds(lambda head, rest: head + rest, st.sampled_from(["TOOL: f", " 
 @given(segment=BLOCK)
 def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
     """Any text: what the fast path reads the grammar reads alike."""
-    fast, _ = assert_fast_path_agrees(_block_fast, _block_grammar, segment)
+    fast, _ = assert_fast_path_agrees(P.read_fast, P.read_grammar, segment)
     event("the fast path read it" if fast is not None else "the fast path declined")
 
 
@@ -190,7 +190,7 @@ def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
 ])
 def test_fast_path_on_known_segments(segment: str, fast_reads: bool) -> None:
     """Segments of BLOCK's own alphabet, so its draws include ones the fast path reads."""
-    assert_fast_path_agrees(_block_fast, _block_grammar, segment, reads=fast_reads)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, segment, reads=fast_reads)
 
 
 def test_instructions() -> None:

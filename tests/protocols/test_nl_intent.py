@@ -12,9 +12,9 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.nl_intent import _read, _read_by_grammar
 
 PROTOCOL = get_protocol("nl_intent")
+_read, _read_by_grammar = PROTOCOL.read_fast, PROTOCOL.read_by_grammar
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},

@@ -4,7 +4,6 @@ where the grammar stopped.  Every test runs for both protocols."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
@@ -17,14 +16,14 @@ from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import ast_calls, fast_calls, grammar_read, json_calls, quick_calls
+from toolform_rules.protocols.code_family import ast_calls, fast_calls, grammar_read, plain_calls
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.bfcl_python_list import BfclListValues
 from toolform_rules.protocols.python_list_call import PythonListValues
 
 LISTINGS = {"python_list_call": PythonListValues, "bfcl_python_list": BfclListValues}
 #: the fast path's readers, tried in this order (see ``fast_calls``)
-FAST_READERS = (json_calls, quick_calls, ast_calls)
+FAST_READERS = (plain_calls, ast_calls)
 
 
 class Listing:
@@ -61,8 +60,9 @@ def test_round_trip_sample_tool(calls: list[ToolCall], listing: Listing) -> None
 def test_round_trip_bfcl(drawn, listing: Listing) -> None:
     toolset, calls = drawn
     assert_round_trip(listing.protocol, calls, toolset)
-    text = listing.protocol.render_calls(calls)  # the usual case takes the quick path, reading what the grammar reads
-    assert_calls(written(quick_calls(text, "list")), written(listing.grammar_calls(text)), identical, context=text)
+    text = listing.protocol.render_calls(calls)  # what we write never needs the grammar (see test_python_call)
+    event("plain reader" if plain_calls(text, "list") is not None else "ast")
+    assert_calls(written(fast_calls(text, "list")), written(listing.grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -103,13 +103,13 @@ def test_fast_paths_agree_with_the_grammar(drawn, sep: str, trailing: bool, list
 
 #: for each fast reader, a list in its subset of the syntax (the earlier readers decline it)
 FAST_READER_CASES = [
-    (json_calls, '[legal_draft_v3(counterparty="Acme", value=-2.5e3, contract_details={"k": [1, None, True]})]'),
-    (quick_calls, "[f('Acme', 5, a=true), g(b={'k': [null, -0.0]}),]"),
+    (plain_calls, '[legal_draft_v3(counterparty="Acme", value=-2.5e3, contract_details={"k": [1, None, True]})]'),
+    (plain_calls, "[f('Acme', 5), g(b={'k': [null, -0.0]}, a=true),]"),
     (ast_calls, '[math.factorial((1, 2), a=+3, b=r"\\d"), g(c=0x1F, d="a" "b")]'),
 ]
 
 
-@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES, ids=[r.__name__ for r, _ in FAST_READER_CASES])
+@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES, ids=["plain JSON-like", "plain Python-like", "ast"])
 def test_each_fast_path_reads_its_subset_as_the_grammar_does(reader, text: str, listing: Listing) -> None:
     """The properties compare a reader with the grammar only where it reads; here each one must
     read, and must be the reader ``fast_calls`` uses."""
@@ -214,12 +214,11 @@ def test_never_raises_on_any_text(text: str, listing: Listing) -> None:
 
 @pytest.mark.parametrize("name", NASTY_INPUTS)
 def test_never_raises_on_nasty_inputs(name: str, listing: Listing) -> None:
-    """A broken call gives no call and a note why, a flood of calls gives calls, in bounded time."""
+    """A broken call gives no call and a note why, a flood of calls gives calls
+    (the linear tests bound the time)."""
     text, broken, holds_calls = NASTY_INPUTS[name], name in BROKEN_PYTHON, name in PYTHON_CALLS
-    started = time.perf_counter()
     assert_answers_nasty_input(listing.protocol, text, SAMPLE, broken=broken, holds_calls=holds_calls)
     assert_answers_nasty_input(listing.protocol, text, broken=broken, holds_calls=holds_calls)
-    assert time.perf_counter() - started < 10
 
 
 def test_a_malformed_list_says_where_the_grammar_stopped(listing: Listing) -> None:

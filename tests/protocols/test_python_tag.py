@@ -3,7 +3,6 @@ reference, never raising, where the grammar stopped."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
@@ -141,13 +140,11 @@ def test_never_raises_on_any_text(text: str) -> None:
 
 @pytest.mark.parametrize("name", NASTY_INPUTS)
 def test_never_raises_on_nasty_inputs(name: str) -> None:
-    """A broken call gives no call and a note why, a flood of calls gives calls, in bounded time;
-    after the marker, whatever holds no readable call is a broken segment."""
+    """A broken call gives no call and a note why, a flood of calls gives calls (the linear tests
+    bound the time); after the marker, whatever holds no readable call is a broken segment."""
     text, holds_calls = NASTY_INPUTS[name], name in PYTHON_CALLS
-    started = time.perf_counter()
     assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_PYTHON, holds_calls=holds_calls)
     assert_answers_nasty_input(P, TAG + text, broken=not holds_calls, holds_calls=holds_calls)
-    assert time.perf_counter() - started < 10
 
 
 def test_a_malformed_segment_says_where_the_grammar_stopped() -> None:

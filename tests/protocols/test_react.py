@@ -11,9 +11,16 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.react import _extraction, _steps, _steps_by_grammar
+from toolform_rules.protocols.markup_family import Stopped
+from toolform_rules.protocols.react import _extraction, _steps_by_grammar, _steps_or_stop
 
 PROTOCOL = get_protocol("react")
+
+
+def _steps(text: str):
+    """The label scan's steps, or ``None`` where the grammar stops."""
+    found = _steps_or_stop(text)
+    return None if isinstance(found, Stopped) else found
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "e": {"type": "boolean"}},
     "required": ["a"]}},

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -234,14 +233,12 @@ def test_never_raises_on_any_text(text: str) -> None:
 
 @pytest.mark.parametrize("name", NASTY_INPUTS)
 def test_never_raises_on_nasty_inputs(name: str) -> None:
-    """A broken expression gives no call and a note why, a flood of expressions gives calls, in
-    bounded time; after "(f :a " every nasty input leaves the expression unclosed, and only the
-    flood's own expressions are read."""
+    """A broken expression gives no call and a note why, a flood of expressions gives calls (the
+    linear tests bound the time); after "(f :a " every nasty input leaves the expression unclosed,
+    and only the flood's own expressions are read."""
     text, holds_calls = NASTY_INPUTS[name], name in SEXPR_CALLS
-    started = time.perf_counter()
     assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_SEXPR, holds_calls=holds_calls)
     assert_answers_nasty_input(P, "(f :a " + text, broken=not holds_calls, holds_calls=holds_calls)
-    assert time.perf_counter() - started < 10
 
 
 def test_a_malformed_expression_says_where_the_grammar_stopped() -> None:

@@ -5,7 +5,6 @@ stopped."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -200,13 +199,11 @@ def test_never_raises_on_any_text(text: str) -> None:
 
 @pytest.mark.parametrize("name", NASTY_INPUTS)
 def test_never_raises_on_nasty_inputs(name: str) -> None:
-    """A broken statement gives no call and a note why, a flood of statements gives calls, in
-    bounded time; after "SELECT f(a => " no nasty input closes the statement."""
+    """A broken statement gives no call and a note why, a flood of statements gives calls (the
+    linear tests bound the time); after "SELECT f(a => " no nasty input closes the statement."""
     text = NASTY_INPUTS[name]
-    started = time.perf_counter()
     assert_answers_nasty_input(P, text, SAMPLE, broken=name in BROKEN_SQL, holds_calls=name in SQL_CALLS)
     assert_answers_nasty_input(P, "SELECT f(a => " + text, broken=True, holds_calls=False)
-    assert time.perf_counter() - started < 10
 
 
 def test_a_malformed_statement_says_where_the_grammar_stopped() -> None:

@@ -11,9 +11,9 @@ from text_family_support import (ROUND_TRIP, SAMPLE, assert_fast_path_agrees, as
                                  bfcl_calls, calls_for, nasty_cases, ref_example, ref_parse, single_calls)
 
 from toolform_rules import ToolCall
+from toolform_rules.limits import DEFAULT_LIMITS
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.table_call import _table_fast, _table_grammar
-from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
+from toolform_rules.protocols.text_family import value_text
 
 P = get_protocol("table_call")
 HEAD = "| tool | argument | value |\n|---|---|---|\n"
@@ -152,12 +152,12 @@ def test_malformed_reply_says_where_the_grammar_stopped() -> None:
 
 
 def test_a_long_call_outside_the_plain_form_is_not_given_to_the_grammar() -> None:
-    """Past MAX_GRAMMAR_CHARS only the fast reader runs (the grammar would take seconds); a call it
+    """Past Limits.reply_grammar_chars only the fast reader runs (the grammar would take seconds); a call it
     cannot read (this one is malformed near its end) is left out, and a note says why."""
     text = "| tool | argument | value |\n|---|---|---|\n" + "| f | a | b |\n" * 5000 + "| f | \\"
-    assert len(text) > MAX_GRAMMAR_CHARS
+    assert len(text) > DEFAULT_LIMITS.reply_grammar_chars
     extraction = assert_total(P, text, SAMPLE, malformed=True)
-    assert any("characters long" in note for note in extraction.notes), extraction.notes
+    assert any("longer than the grammar reads in one reply" in note for note in extraction.notes), extraction.notes
 
 
 #: the nasty inputs that hold a table that cannot be read: a row of pipes with no header or separator line
@@ -180,7 +180,7 @@ def test_never_raises_on_nasty_inputs(text: str, malformed: bool) -> None:
 def test_fast_path_reads_every_rendered_table(drawn) -> None:
     """A table as we write it is the plain form: the fast path reads it, cell for cell as the grammar."""
     toolset, calls = drawn
-    assert_fast_path_agrees(_table_fast, _table_grammar, render(P, calls, toolset), reads=True)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, render(P, calls, toolset), reads=True)
 
 
 TABLE = st.builds(lambda rest: HEAD + rest, st.text(alphabet="|-: \t\n\rab\\", max_size=30))
@@ -190,7 +190,7 @@ TABLE = st.builds(lambda rest: HEAD + rest, st.text(alphabet="|-: \t\n\rab\\", m
 @given(segment=TABLE)
 def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
     """Any text: what the fast path reads the grammar reads alike."""
-    fast, _ = assert_fast_path_agrees(_table_fast, _table_grammar, segment)
+    fast, _ = assert_fast_path_agrees(P.read_fast, P.read_grammar, segment)
     event("the fast path read it" if fast is not None else "the fast path declined")
 
 
@@ -202,7 +202,7 @@ def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
 ])
 def test_fast_path_on_known_segments(segment: str, fast_reads: bool) -> None:
     """Segments of TABLE's own alphabet, so its draws include ones the fast path reads."""
-    assert_fast_path_agrees(_table_fast, _table_grammar, segment, reads=fast_reads)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, segment, reads=fast_reads)
 
 
 def test_instructions() -> None:

@@ -25,14 +25,14 @@ from hypothesis import strategies as st
 from toolform_rules import ToolCall, sample_toolset
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols import cli_call, function_tags, key_value_call, markup_family, nl_intent
+from toolform_rules.protocols import cli_call, function_tags, markup_family, nl_intent
 from toolform_rules.protocols import nl_intent_structured, pipe_call, react, symbolic_call, table_call, text_family
-from toolform_rules.protocols import url_call, xml_call, xml_generic_call
+from toolform_rules.protocols import xml_call, xml_generic_call
 from toolform_rules.protocols.markup_family import Stopped, grammar_stop_note, grammar_terminals
 
 PROTOCOLS = ["function_tags", "xml_call", "xml_generic_call", "react", "yaml_call", "toml_call", "nl_intent",
-             "nl_intent_structured", "cli_call", "key_value_call", "pipe_call", "symbolic_call", "table_call",
-             "url_call"]
+             "nl_intent_structured", "cli_call", "csv_call", "key_value_call", "pipe_call", "symbolic_call",
+             "table_call", "url_call"]
 SHAPES = ("prose", "key_value", "open_brackets", "open_tags", "call_like", "huge_argument")
 TOOLS = sample_toolset()
 CALL = ToolCall("legal_draft_v3", {"counterparty": "Acme Ltd", "value": 5, "term_months": 12})
@@ -81,11 +81,31 @@ def test_a_real_call_after_half_a_megabyte_of_hostile_text_is_found(protocol_id:
             (protocol_id, shape, calls[-1:])
 
 
+TEXT_PROTOCOLS = ["cli_call", "csv_call", "key_value_call", "pipe_call", "symbolic_call", "table_call", "url_call"]
+#: lines that make the text formats look for a call after a prose lead-in (``Sure! tool_name|...``)
+LEAD_INS = {"marks on one line": "Sure! so. legal_draft_v3 x: ",
+            "marks on short lines": "Sure! so. legal_draft_v3 x: y\n",
+            "unknown calls after a lead-in": "Note: other_tool|a=1 ★b§c --d e,f | g |\n",
+            "known calls after a lead-in": "Sure! legal_draft_v3|counterparty=A ★a§b --c d,e | f |\n"}
+
+
+@pytest.mark.parametrize("protocol_id", TEXT_PROTOCOLS)
+def test_a_megabyte_of_lead_ins_is_read_in_linear_time(protocol_id: str) -> None:
+    protocol = get_protocol(protocol_id)
+    for shape, unit in LEAD_INS.items():
+        text = (unit * (MB // len(unit) + 1))[:MB]
+        started = time.perf_counter()
+        extraction = protocol.parse(text, TOOLS)
+        elapsed = time.perf_counter() - started
+        assert elapsed < BOUND, (protocol_id, shape, elapsed)
+        assert not any("internal error" in note for note in extraction.notes), (protocol_id, shape)
+
+
 # ---------------------------------------------------------------------------------------------
 # the terminals written to run in C read what the grammar's terminals read
 
 FAST_TERMINALS = [
-    (re.compile(text_family.terminal_regex("cli_call", "WORD")), re.compile(cli_call._WORD), "a b'\"\\\n\r\t-="),
+    (re.compile(text_family.terminal_regex("cli_call", "WORD")), re.compile(cli_call.WORD), "a b'\"\\\n\r\t-="),
     (re.compile(text_family.terminal_regex("pipe_call", "VALUE")), pipe_call._VALUE, "ab |=\\\n\r\t"),
     (re.compile(text_family.terminal_regex("symbolic_call", "TEXT")), symbolic_call._TEXT, "ab ★§\\\n\r\t"),
     (re.compile(text_family.terminal_regex("symbolic_call", "LOOSE")), symbolic_call._LOOSE, "ab ★§\\\n\r\t[{"),
@@ -105,43 +125,47 @@ def test_fast_terminals_match_what_the_grammar_terminals_match(data) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# candidate lines found by a pattern are the lines the line-by-line scan took
+# the lines a text protocol tests without a pattern are the lines it would judge one by one
 
 LINES = {
     "cli_call": ["legal_draft_v3 --value 5", "f --a 'x", "y'", "f", "legal_draft_v3", "  $ f -x", "f \\", "prose here",
-                 "f --a \"q\\\"\"", "```", "", "  ", "x" * 401, " " * 401 + "f --a 1", "f --b 2\r", "f\r"],
+                 "f --a \"q\\\"\"", "```", "", "  ", "x" * 401, " " * 401 + "f --a 1", "f --b 2\r", "f\r",
+                 "Sure! legal_draft_v3 --value 5", "Note: f --a 1", "So. legal_draft_v3", "x" * 399 + ". f --a 1"],
+    "csv_call": ["legal_draft_v3,Acme,5", "f,a", "Sure, here it is.", "legal_draft_v3", "f", "prose", "", "```",
+                 "x" * 401, "Sure! legal_draft_v3,Acme,5", "Ok: f,a", 'f,"a', 'b",c', "g,1\r"],
     "key_value_call": ["TOOL: f", "tool = g", "a: 1", "- b: 2", "c = 3\r", "", "prose", "```yaml", "x" * 401,
-                       "TOOL:", "  a: " + "y" * 400, "a" * 401 + ": 1"],
+                       "TOOL:", "  a: " + "y" * 400, "a" * 401 + ": 1",
+                       "Sure! TOOL: legal_draft_v3", "Here: tool = f"],
     "pipe_call": ["f|a=1", "g |b", "legal_draft_v3", "f", "f \\|", "prose", "", "```", "x" * 401, "f|a=\\",
-                  "f|=x", "  h|c=3\r", " " * 397 + "```", " " * 398 + "```", "\t~~~", " " * 400 + "x"],
-    "symbolic_call": ["f ★a§x", "legal_draft_v3", "f", "g★b#1", "prose", "", "~~~", "x" * 401, "f ★", "f ★a¿true\r"],
+                  "f|=x", "  h|c=3\r", " " * 397 + "```", " " * 398 + "```", "\t~~~", " " * 400 + "x",
+                  "Sure! legal_draft_v3|a=1", "Note: f|b", "Ok. legal_draft_v3"],
+    "symbolic_call": ["f ★a§x", "legal_draft_v3", "f", "g★b#1", "prose", "", "~~~", "x" * 401, "f ★", "f ★a¿true\r",
+                      "Sure! legal_draft_v3 ★a§x", "So: f ★b#1"],
     "table_call": ["| tool | argument | value |", "|---|---|---|", "| f | a | 1 |", "|", "prose", "", "```",
-                   "x" * 401, "  | g | b | 2 |\r", "| f | a |"],
+                   "x" * 401, "  | g | b | 2 |\r", "| f | a |",
+                   "Sure! | tool | argument | value |", "Here: |---|---|"],
     "url_call": ["POST /f?a=1", "GET /legal-draft-v3", "/g?b", "https://h.example/f?c=2", "prose", "", "```",
-                 "x" * 401, "POST /f?a=b c", "/f?a=1\r"],
+                 "x" * 401, "POST /f?a=b c", "/f?a=1\r",
+                 "Sure! POST /legal-draft-v3?a=1", "See: /f?b"],
 }
-EVERY_LINE = text_family.LineStarts("")  # takes every line: the line-by-line scan the patterns replace
-CANDIDATES = {"cli_call": cli_call, "key_value_call": key_value_call, "pipe_call": pipe_call,
-              "symbolic_call": symbolic_call, "url_call": url_call}
-_PATTERN_NAMES = {"key_value_call": "_HEADER_LINES", "table_call": "_ROWS"}
 
 
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
-def test_candidate_lines_are_the_lines_the_line_by_line_scan_takes(data) -> None:
+def test_the_lines_tested_without_a_pattern_are_the_lines_judged_one_by_one(data) -> None:
+    """A text protocol judges (by a pattern) only the lines that hold its ``needle`` (or may be a name
+    alone): it reads every reply as it would judging each line."""
     protocol_id = data.draw(st.sampled_from(sorted(LINES)))
     lines = data.draw(st.lists(st.sampled_from(LINES[protocol_id]), max_size=8))
     text = data.draw(st.sampled_from(["\n", "\r\n", "\n\n"])).join(lines)
-    module = {"table_call": table_call, **CANDIDATES}[protocol_id]
-    name = _PATTERN_NAMES.get(protocol_id, "_CANDIDATES")
     protocol = get_protocol(protocol_id)
     fast = protocol.parse(text, TOOLS)
-    kept = getattr(module, name)
-    setattr(module, name, EVERY_LINE)
+    kept = type(protocol).needle, type(protocol).fold_case
+    type(protocol).needle, type(protocol).fold_case = "", False  # every line holds ""
     try:
         slow = protocol.parse(text, TOOLS)
     finally:
-        setattr(module, name, kept)
+        type(protocol).needle, type(protocol).fold_case = kept
     assert fast == slow, (protocol_id, text)
 
 
@@ -168,11 +192,11 @@ def _old_in_string_after(text: str, start: int, end: int) -> bool:
         i += 1
 
 
-def _old_sentences(text: str, module, verbs: tuple[str, ...], repeated: bool) -> list[tuple[int, int]]:
+def _old_sentences(text: str, protocol, verbs: tuple[str, ...], repeated: bool) -> list[tuple[int, int]]:
     """The line-by-line sentence finder the NL protocols had (the oracle)."""
-    t = grammar_terminals(module.GRAMMAR)
+    t = grammar_terminals(protocol.grammar)
     the_ = re.compile(r"(?i)the[ \t]+")
-    limit = module._SENTENCES_LIMIT
+    limit = protocol.sentences_limit
     spans: list[tuple[int, int]] = []
     line_start = 0
     n = len(text)
@@ -183,7 +207,7 @@ def _old_sentences(text: str, module, verbs: tuple[str, ...], repeated: bool) ->
         starts: list[int] = []
         for verb, after in markup_family.find_words(text, line_start, line_end, verbs):
             head = text[max(line_start, verb - 24):verb]
-            prefix = module._FRAME_PREFIX.search(head)
+            prefix = protocol.frame_prefix.search(head)
             start = verb - (len(prefix.group(0)) if prefix else 0)
             if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
                 continue
@@ -217,15 +241,16 @@ WORDS = ["I will use ", "I'll call ", "Use ", "use the ", "1. ", "2) ", "let me 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=16).map("".join))
 def test_sentence_spans_are_the_old_finders(text: str) -> None:
-    assert nl_intent._sentences(text) == _old_sentences(text, nl_intent, nl_intent.VERBS, True), text
-    assert nl_intent_structured._sentences(text) == _old_sentences(text, nl_intent_structured, ("use", "call"),
-                                                                   False), text
+    intent, structured = nl_intent.PROTOCOL, nl_intent_structured.PROTOCOL
+    assert intent.spans(text) == _old_sentences(text, intent, intent.verbs, True), text
+    assert structured.spans(text) == _old_sentences(text, structured, ("use", "call"), False), text
 
 
 def test_sentence_spans_stop_at_the_limit() -> None:
     text = "use f. " * 1000
-    assert nl_intent._sentences(text) == _old_sentences(text, nl_intent, nl_intent.VERBS, True)
-    assert len(nl_intent._sentences(text)) == nl_intent._SENTENCES_LIMIT
+    intent = nl_intent.PROTOCOL
+    assert intent.spans(text) == _old_sentences(text, intent, intent.verbs, True)
+    assert len(intent.spans(text)) == intent.sentences_limit
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,9 +286,10 @@ FUNCTION_TAGS = ["‹tool_call›", "‹/tool_call›", "‹function=f›", "‹
 def test_function_tags_pass_reads_what_the_grammar_reads(text: str) -> None:
     fast = function_tags._scan_or_stop(text)
     if isinstance(fast, Stopped):
-        _assert_stops_like_the_grammar(text, fast, function_tags._by_grammar, "the tags")
+        _assert_stops_like_the_grammar(text, fast, function_tags.PROTOCOL.by_grammar, "the tags")
     else:
-        assert function_tags._from_tree(fast, text) == function_tags._by_grammar(text), text
+        assert function_tags._from_tree(fast, text) == function_tags._from_tree(
+            function_tags.PROTOCOL.by_grammar(text), text), text
 
 
 XML_GENERIC = ["‹call›", "‹/call›", "‹calls›", "‹/calls›", "‹tool›", "‹/tool›", "f", "‹args›", "‹/args›", "‹a›", "‹/a›",
@@ -277,9 +303,10 @@ XML_GENERIC = ["‹call›", "‹/call›", "‹calls›", "‹/calls›", "‹t
 def test_xml_generic_pass_reads_what_the_grammar_reads(text: str) -> None:
     fast = xml_generic_call._scan_or_stop(text)
     if isinstance(fast, Stopped):
-        _assert_stops_like_the_grammar(text, fast, xml_generic_call._by_grammar, "the XML")
+        _assert_stops_like_the_grammar(text, fast, xml_generic_call.PROTOCOL.by_grammar, "the XML")
     else:
-        assert xml_generic_call._from_tree(fast, text) == xml_generic_call._by_grammar(text), text
+        assert xml_generic_call._from_tree(fast, text) == xml_generic_call._from_tree(
+            xml_generic_call.PROTOCOL.by_grammar(text), text), text
 
 
 XML_CALL = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f"›', '‹invoke›', '‹/invoke›',
@@ -292,8 +319,7 @@ XML_CALL = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f"
 def test_xml_call_stops_where_the_grammar_stops(text: str) -> None:
     fast = xml_call._scan_or_stop(text)
     if isinstance(fast, Stopped):
-        _assert_stops_like_the_grammar(text, fast, lambda body: xml_call._extraction(
-            xml_call._structure_by_grammar(body), body), "the XML")
+        _assert_stops_like_the_grammar(text, fast, xml_call.PROTOCOL.by_grammar, "the XML")
 
 
 REACT = ["Thought: x", "Action: f", "Action Input: {\"a\": 1}", "Action Input:", "**Action:** f", "Observation: 3",
@@ -323,4 +349,4 @@ def test_the_grammar_budget_bounds_malformed_candidates_of_a_text_format() -> No
     extraction = get_protocol("pipe_call").parse(("f|" + "a|" * 20 + "=x\n") * 2_000, TOOLS)
     assert extraction.calls == ()
     assert any("could not be read: line 1, column" in note for note in extraction.notes)
-    assert any("of them are left" in note for note in extraction.notes), extraction.notes[-1]
+    assert any("earlier candidates took" in note for note in extraction.notes), extraction.notes[-1]

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, lenient_text,
-                               reference_pairs, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, fast_calls, grammar_calls,
+                               lenient_text, reference_pairs, sample_calls)
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.json_family import _MISSING, calls_in
-from toolform_rules.protocols.tool_call_tags import _read_fast, blocks, grammar_calls
 
 PROTOCOL = get_protocol("tool_call_tags")
 
@@ -36,24 +32,12 @@ def test_tags_in_values_round_trip():
     assert_round_trip(PROTOCOL, calls)
 
 
-def _fast_calls(text):
-    """The calls read tag by tag by the fast paths alone (strict JSON, then the lenient path), or None
-    when they do not read some tag's content (the parse would then hand it to the grammar)."""
-    calls = []
-    for _start, content, end, _block_end, _closed, _value in blocks(text):
-        value = _read_fast(text[content:end])
-        if value is _MISSING:
-            return None
-        calls.extend(calls_in(value)[0])
-    return calls
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["f", "legal_draft_v3", "math.factorial"]),
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    assert_calls(_fast_calls(text), grammar_calls(text), context=text)
+    assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -61,7 +45,7 @@ def test_fast_path_and_grammar_agree(raw):
 def test_lenient_fast_path_and_grammar_agree(data, calls, closed):
     text = "".join("<tool_call>\n" + data.draw(lenient_text({"name": c.name, "arguments": c.arguments}))
                    + ("\n</tool_call>\n" if closed else "\n") for c in calls)
-    assert_calls(_fast_calls(text), grammar_calls(text), context=text)
+    assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
     assert PROTOCOL.parse(text).compliant
 
 
@@ -139,16 +123,12 @@ def test_never_raises_on_tag_like_noise(pieces):
 
 @pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
 def test_never_raises_on_nasty_inputs(text):
-    began = time.perf_counter()
     assert_total(PROTOCOL, text)
-    assert time.perf_counter() - began < 5
 
 
 @pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
 def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
-    began = time.perf_counter()
     assert_total(PROTOCOL, text, malformed=True)
-    assert time.perf_counter() - began < 5
 
 
 def test_instructions():

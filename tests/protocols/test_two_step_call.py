@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, canonical_pairs,
-                               lenient_text, reference_pairs, sample_calls)
+from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl_calls, canonical_pairs, fast_calls,
+                               grammar_calls, lenient_text, reference_pairs, sample_calls)
 from support.bfcl import function_docs
 from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import sample_toolset
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.json_family import Reading, lenient_json, read_grammar
-from toolform_rules.protocols.two_step_call import _TRANSFORMER, GRAMMAR, NAME_LINE, TwoStepCall, grammar_calls
+from toolform_rules.protocols.json_family import lenient_json, read_grammar
+from toolform_rules.protocols.two_step_call import NAME_LINE
 
 PROTOCOL = get_protocol("two_step_call")
 TOOLS = sample_toolset()
@@ -48,7 +46,7 @@ def test_every_bfcl_name_is_a_name_line():
 def _grammar_name(line):
     """The name the grammar's ``name`` rule reads from ``line``, or None where it stops."""
     try:
-        return read_grammar(GRAMMAR, line, _TRANSFORMER, "name")
+        return read_grammar(PROTOCOL.grammar, line, PROTOCOL.transformer, "name")
     except GrammarFailure:
         return None
 
@@ -84,21 +82,13 @@ def test_name_lines_read_by_the_expression_and_the_grammar(line, name):
     assert _grammar_name(line) == name, line
 
 
-def _fast_calls(text):
-    """The calls the parse's fast path reads (name line, strict JSON line, ... exactly), or None when it declines."""
-    reading = Reading(text)
-    if not TwoStepCall._lines(reading, text, 0):
-        return None
-    return as_pipeline_reads(PROTOCOL, reading.extraction())
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["f", "legal_draft_v3", "math.factorial"]),
                           st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=4)), min_size=1, max_size=3))
 def test_fast_path_and_grammar_agree(raw):
     text = PROTOCOL.render_calls([ToolCall(n, a) for n, a in raw])
-    slow = grammar_calls(text)
-    assert_calls(_fast_calls(text), slow, context=text)
+    slow = grammar_calls(PROTOCOL, text)
+    assert_calls(fast_calls(PROTOCOL, text), slow, context=text)
     assert_calls(read_calls(PROTOCOL, text), slow, context=text)
 
 
@@ -109,7 +99,7 @@ def test_lenient_fast_path_and_grammar_agree(data, calls):
                                      min_size=len(calls), max_size=len(calls)))
     arguments = [data.draw(lenient_text(c.arguments)) for c in calls]
     text = "\n".join(d.format(c.name) + "\n" + a for d, c, a in zip(decorations, calls, arguments))
-    slow = grammar_calls(text)
+    slow = grammar_calls(PROTOCOL, text)
     # the parse reads lenient arguments with the lenient fast path, each object on its own
     assert_calls([(c.name, lenient_json(a)) for c, a in zip(calls, arguments)], slow, context=text)
     extraction = PROTOCOL.parse(text)
@@ -208,16 +198,12 @@ def test_never_raises_on_json_like_noise(text):
 
 @pytest.mark.parametrize("text", NASTY_INPUTS, ids=range(len(NASTY_INPUTS)))
 def test_never_raises_on_nasty_inputs(text):
-    began = time.perf_counter()
     assert_total(PROTOCOL, text)
-    assert time.perf_counter() - began < 5
 
 
 @pytest.mark.parametrize("text", MALFORMED_INPUTS, ids=range(len(MALFORMED_INPUTS)))
 def test_malformed_nasty_inputs_give_no_call_and_say_why(text):
-    began = time.perf_counter()
     assert_total(PROTOCOL, text, malformed=True)
-    assert time.perf_counter() - began < 5
 
 
 def test_instructions():

@@ -12,9 +12,9 @@ from text_family_support import (ROUND_TRIP, SAMPLE, assert_fast_path_agrees, as
                                  bfcl_calls, calls_for, nasty_cases, ref_example, ref_parse, single_calls)
 
 from toolform_rules import ToolCall
+from toolform_rules.limits import DEFAULT_LIMITS
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.text_family import MAX_GRAMMAR_CHARS, value_text
-from toolform_rules.protocols.url_call import _request_fast, _request_grammar
+from toolform_rules.protocols.text_family import value_text
 
 P = get_protocol("url_call")
 
@@ -147,12 +147,12 @@ def test_malformed_reply_says_where_the_grammar_stopped() -> None:
 
 
 def test_a_long_call_outside_the_plain_form_is_not_given_to_the_grammar() -> None:
-    """Past MAX_GRAMMAR_CHARS only the fast reader runs (the grammar would take seconds); a call it
+    """Past Limits.reply_grammar_chars only the fast reader runs (the grammar would take seconds); a call it
     cannot read (this one is malformed near its end) is left out, and a note says why."""
     text = "POST /x?" + "a=b&" * 15000 + " x y"
-    assert len(text) > MAX_GRAMMAR_CHARS
+    assert len(text) > DEFAULT_LIMITS.reply_grammar_chars
     extraction = assert_total(P, text, SAMPLE, malformed=True)
-    assert any("characters long" in note for note in extraction.notes), extraction.notes
+    assert any("longer than the grammar reads in one reply" in note for note in extraction.notes), extraction.notes
 
 
 #: none of the nasty inputs holds a request line that cannot be read (a bare ``%`` is read as written)
@@ -179,7 +179,7 @@ def test_render_never_raises_on_lone_surrogates() -> None:
 def test_fast_path_reads_every_rendered_request(drawn) -> None:
     """A request line as we write it is the plain form: the fast path reads it, as the grammar does."""
     toolset, calls = drawn
-    assert_fast_path_agrees(_request_fast, _request_grammar, render(P, calls, toolset), reads=True)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, render(P, calls, toolset), reads=True)
 
 
 SEGMENT = st.builds(lambda head, rest: head + rest,
@@ -191,7 +191,7 @@ SEGMENT = st.builds(lambda head, rest: head + rest,
 @given(segment=SEGMENT)
 def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
     """Any text: what the fast path reads the grammar reads alike."""
-    fast, _ = assert_fast_path_agrees(_request_fast, _request_grammar, segment)
+    fast, _ = assert_fast_path_agrees(P.read_fast, P.read_grammar, segment)
     event("the fast path read it" if fast is not None else "the fast path declined")
 
 
@@ -204,7 +204,7 @@ def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
 ])
 def test_fast_path_on_known_segments(segment: str, fast_reads: bool) -> None:
     """Segments of SEGMENT's own alphabet, so its draws include ones the fast path reads."""
-    assert_fast_path_agrees(_request_fast, _request_grammar, segment, reads=fast_reads)
+    assert_fast_path_agrees(P.read_fast, P.read_grammar, segment, reads=fast_reads)
 
 
 def test_instructions() -> None:

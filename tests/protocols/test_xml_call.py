@@ -11,9 +11,19 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.xml_call import _canonical, _extraction, _scan, _structure_by_grammar
+from toolform_rules.protocols.markup_family import Stopped
+from toolform_rules.protocols.xml_call import _canonical, _extraction, _scan_or_stop
 
 PROTOCOL = get_protocol("xml_call")
+
+
+_structure_by_grammar = PROTOCOL.by_grammar
+
+
+def _scan(text: str):
+    """The linear pass's structure, or ``None`` where the grammar stops."""
+    found = _scan_or_stop(text)
+    return None if isinstance(found, Stopped) else found
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},

@@ -12,9 +12,14 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.xml_generic_call import _by_grammar, _canonical
+from toolform_rules.protocols.xml_generic_call import _canonical, _from_tree
 
 PROTOCOL = get_protocol("xml_generic_call")
+
+
+def _by_grammar(text: str):
+    """The extraction of the grammar's tree."""
+    return _from_tree(PROTOCOL.by_grammar(text), text)
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},

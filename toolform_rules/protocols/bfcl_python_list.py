@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
+from .code_family import PythonLists
 from .python_list_call import PythonListCall, PythonListValues
 
 
@@ -28,8 +29,7 @@ class BfclPythonList(PythonListCall):
         description="The Berkeley Function Calling Leaderboard's shape: [func1(param=value, ...), func2(...)].",
         parallel=True,
     )
-    grammar = "bfcl_python_list"
-    transformer = BfclListValues
+    lists = PythonLists("bfcl_python_list", BfclListValues)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Answer only with the function calls, nothing else. To call one or more of the functions, "

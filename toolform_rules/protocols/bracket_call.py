@@ -13,12 +13,17 @@ still read, and the reply is marked as not keeping to the format.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (Budget, PythonFamily, PythonValues, call_names, guarded, list_candidates, python_call_text)
+from .code_family import Budget, PythonFamily, PythonLists, PythonValues, call_names, python_call_text
+
+#: Toolformer's result part after the calls, up to the "]": "→ 0.29", "-> done"
+RESULT = re.compile(r"[ \t\r\n]*+(?:→|->)[^\]]*+")
 
 
 class BracketValues(PythonValues):
@@ -32,21 +37,19 @@ class BracketCall(PythonFamily):
         description="Toolformer's notation: the call in square brackets inside the sentence, [tool(arg=value)].",
         parallel=True,
     )
-    grammar = "bracket_call"
-    transformer = BracketValues
+    lists = PythonLists("bracket_call", BracketValues, RESULT)
 
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        budget = Budget(limits)
         notes: list[str] = []
-        lists, _spans, failed = list_candidates(self, text, notes, budget)
-        found = [c for group in lists for c in group]
-        if lists:
-            compliant = not failed and not any(c.bare for c in found)
-            return Extraction(tuple(self.finish(found, tools, notes)), tuple(notes), compliant and bool(found))
-        found = self.prose_calls(text, tools, notes, budget)
-        if found:
+        found = self.read_lists(self.lists, text, tools, budget, notes)
+        if found.spans:
+            compliant = bool(found.calls) and not found.failures and not any(c.bare for c in found.calls)
+            return Extraction(self.finish(found.calls, tools, notes), tuple(notes), compliant)
+        found = self.read_candidates(self.reader, text, tools, budget, notes)
+        if found.calls:
             notes.append("the calls are not in square brackets")
-        return Extraction(tuple(self.finish(found, tools, notes)), tuple(notes), False)
+        return Extraction(self.finish(found.calls, tools, notes), tuple(notes), False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"[{python_call_text(c)}]" for c in calls)

@@ -20,35 +20,41 @@ a parameter ``flag`` and none called ``no_flag``.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import Token
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import Token, Transformer
-from .text_family import (GrammarBudget, LineStarts, Read, grammar_parse, has_parameter, kebab_argument_name,
-                          never_raises, read_calls, resolve_tool, terminal_regex, value_text)
+from .text_family import (NAME, Calls, Reading, TextProtocol, argument_names, parameter_schema,
+                          quoted_extent, tool_named, value_text)
 
-GRAMMAR = "cli_call"
-
-#: the grammar's WORD terminal, written so that a run of plain characters (or a quoted stretch) is one
-#: step — a word as long as the reply is read in C, not a character at a time; the tests hold it to
-#: the grammar's.  Its alternatives start with different characters, so no repeat gives anything back.
-_WORD = r"""(?:[^\s'"\\]++|\\(?!\r\n)[^\n]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")++"""
+#: the grammar's terminals (the tests hold them to ``grammars/cli_call.lark``; NAME is the family's); WORD is
+#: written so that a run of plain characters (or a quoted stretch) is one step — a word as long as the reply
+#: is read in C.  Its alternatives start with different characters, so no repeat gives anything back.
+OPTION = r"--?[A-Za-z_][\w.\-]*"
+SPACE = r"[ \t\f\v]+"
+CONTINUATION = r"\\\r?\n"
+WORD = r"""(?:[^\s'"\\]++|\\(?!\r\n)[^\n]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")++"""
+_SPACES = rf"(?:{SPACE}|{CONTINUATION})*+"
 # one token of a call with the white space before it (SPACE and CONTINUATION, which the grammar ignores):
-# the grammar's terminals in its lexer's order, one match a token
-_TOKENS = re.compile(
-    rf"(?:{terminal_regex(GRAMMAR, 'SPACE')}|{terminal_regex(GRAMMAR, 'CONTINUATION')})*+(?:"
-    rf"(?P<OPTION_EQ>--?[A-Za-z_][\w.\-]*=(?:{_WORD})?)|(?P<OPTION>{terminal_regex(GRAMMAR, 'OPTION')})"
-    rf"|(?P<WORD>{_WORD}))?")
-_HEAD = re.compile(rf"[ \t\f\v]*(?:(?P<PROMPT>\$)[ \t\f\v]*)?(?P<NAME>{terminal_regex(GRAMMAR, 'NAME')})")
+# the grammar's terminals in its lexer's order (OPTION_EQ, OPTION, WORD), one match a token
+_OPTION = r"--?[A-Za-z_][\w.\-]*+"  # OPTION, giving nothing back (its characters are never "=" or space)
+_TOKEN = rf"{_SPACES}(?:({_OPTION}=(?:{WORD})?)|({_OPTION})|({WORD}))"
+_TOKENS = re.compile(_TOKEN)
+# a command in the plain form: the tokens one after another (each repeat atomic, so the tokens are the
+# ones the lexer takes, one after the other), white space to the end
+_COMMAND = re.compile(rf"[ \t\f\v]*(?:\$[ \t\f\v]*)?(?P<NAME>{NAME})"
+                      rf"(?:{_SPACES}(?:{_OPTION}=(?:{WORD})?|{_OPTION}|{WORD}))*+(?P<tail>){_SPACES}")
 _START = re.compile(r"[ \t]*(?:\$[ \t]+)?[A-Za-z_][\w.\-]*(?P<rest>[ \t]+-|[ \t]*\\?$)")
-# the lines ``starts`` may take: a name and an option, or a name alone (and a continuation) on its line
-_CANDIDATES = LineStarts(r"[ \t]*(?:\$[ \t]+)?[A-Za-z_][\w.\-]*+(?:[ \t]+-|[ \t]*+\\?\r?(?:\n|\Z))")
 _PIECES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\[\s\S])*)\"|\\([^\n])|([^'\"\\]+)")
 _DQ_ESCAPE = re.compile(r"\\([\"\\$`\n])")
 _SAFE = frozenset("_@%+=:,./-")
+#: the words a boolean option may take as its value (the rest, after the last option, is prose)
+_BOOLEAN_WORDS = frozenset(("true", "false", "yes", "no", "on", "off", "y", "n", "1", "0"))
+
+#: a command as read: the tool's name and its tokens, each (OPTION_EQ, OPTION, WORD) with one of them
+#: not empty, as ``re.findall`` gives them
+Tokens = tuple[str, list[tuple[str, str, str]]]
 
 
 def unquote_word(word: str) -> str:
@@ -84,103 +90,17 @@ def quote_word(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def _tokens_fast(segment: str) -> list[tuple[str, str]] | None:
-    """The tokens of one call, scanned with the grammar's terminals; ``None`` when anything
-    falls outside them (the grammar then reads the segment and says where it stopped)."""
-    head = _HEAD.match(segment)
-    if head is None:
-        return None
-    tokens: list[tuple[str, str]] = [("NAME", head.group("NAME"))]
-    pos = head.end()
-    n = len(segment)
-    match = _TOKENS.match
-    while pos < n:
-        m = match(segment, pos)
-        kind = m.lastgroup  # type: ignore[union-attr]
-        if kind is None:  # white space to the end, or a character no terminal takes
-            return tokens if m.end() == n else None  # type: ignore[union-attr]
-        tokens.append((kind, m.group(kind)))  # type: ignore[union-attr]
-        pos = m.end()  # type: ignore[union-attr]
-    return tokens
+class _Tokens(Calls):
+    def call(self, items: list) -> Tokens:
+        tokens = [t for t in items if isinstance(t, Token) and t.type != "PROMPT"]
+        return str(tokens[0]), [_AS_FOUND[t.type](str(t)) for t in tokens[1:]]
 
 
-class _Tokens(Transformer):
-    def start(self, calls: list) -> list:
-        return calls
+_AS_FOUND = {"OPTION_EQ": lambda text: (text, "", ""), "OPTION": lambda text: ("", text, ""),
+             "WORD": lambda text: ("", "", text)}
 
-    def call(self, items: list) -> list[tuple[str, str]]:
-        return [(t.type, str(t)) for t in items if isinstance(t, Token) and t.type != "PROMPT"]
-
-
-def _tokens_grammar(segment: str, budget: GrammarBudget | None = None) -> list[tuple[str, str]]:
-    calls = _Tokens().transform(grammar_parse(GRAMMAR, segment, budget))
-    return calls[0] if calls else []
-
-
-def _option_name(option: str) -> str:
-    return option.lstrip("-")
-
-
-def build_call(tokens: list[tuple[str, str]], tools: Toolset | None) -> tuple[str, dict[str, Any], list[str], bool]:
-    """``(name, arguments, notes, clean)`` of one call's tokens; ``clean`` is false when words
-    follow no option (they are not part of the format and are left out)."""
-    name = tokens[0][1]
-    tool = resolve_tool(name, tools)
-    arguments: dict[str, Any] = {}
-    notes: list[str] = []
-    positional: list[str] = []  # the first few words that follow no option (all are counted)
-    left_out = 0
-    pending: str | None = None
-
-    def put(flag: str, value: Any) -> None:
-        key = kebab_argument_name(flag, tool)
-        if isinstance(value, bool) and value and key.startswith("no_") and tool is not None:
-            positive = key[3:]
-            if has_parameter(tool, positive) and not has_parameter(tool, key):
-                key, value = positive, False
-        if key in arguments:
-            notes.append(f"--{flag} is given more than once; the last value is kept")
-        arguments[key] = value
-
-    for kind, text in tokens[1:]:
-        if kind == "OPTION":
-            if pending is not None:
-                put(pending, True)
-            pending = _option_name(text)
-        elif kind == "OPTION_EQ":
-            if pending is not None:
-                put(pending, True)
-                pending = None
-            flag, _, raw = text.partition("=")
-            put(_option_name(flag), unquote_word(raw))
-        elif pending is not None:
-            put(pending, unquote_word(text))
-            pending = None
-        else:
-            left_out += 1
-            if left_out <= 3:
-                positional.append(unquote_word(text))
-    if pending is not None:
-        put(pending, True)
-    if left_out:
-        shown = ", ".join(repr(p) for p in positional) + (", ..." if left_out > 3 else "")
-        notes.append(f"{name}: {left_out} value(s) follow no --option and are left out: {shown}")
-    return name, arguments, notes, not left_out
-
-
-# a backslash before CRLF escapes the whole line end (the continuation), not just the CR
-_SEGMENT = re.compile(r"""(?:[^'"\\\n]++|\\\r\n|\\[\s\S]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")*+""")
-
-
-def _extent(text: str, start: int, end: int) -> int:
-    """Where a call that starts on this line ends: the first line break outside quotes that is
-    not escaped (a quoted value may hold line breaks; ``\\`` at a line's end continues it).
-    A quote left open ends the call at its own line (the grammar then says where it stopped)."""
-    match = _SEGMENT.match(text, start)
-    stop = match.end() if match is not None else end
-    if stop < len(text) and text[stop] != "\n":  # an unclosed quote
-        return end
-    return stop - 1 if stop > start and text[stop - 1] == "\r" else stop
+# a command's stretches: a backslash before CRLF escapes the whole line end (the continuation), not just the CR
+_STRETCHES = re.compile(r"""(?:[^'"\\\n]++|\\\r\n|\\[\s\S]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")*+""")
 
 
 def kebab(name: str) -> str:
@@ -193,43 +113,75 @@ def kebab(name: str) -> str:
     return name[:len(name) - len(body)] + body.replace("_", "-")
 
 
-class CliCall(Protocol):
-    info = ProtocolInfo(
-        id="cli_call",
-        name="Command-line call",
-        description="`tool_name --arg value --flag`: a shell command line per call; values are text, typed from "
-                    "the schema.",
-        parallel=True,
-        text_values=True,
-    )
+class CliCall(TextProtocol):
+    info = TextProtocol.about(
+        "cli_call", "Command-line call",
+        "`tool_name --arg value --flag`: a shell command line per call; values are text, typed from the "
+        "schema.")
+    grammar = "cli_call"
+    what = "command"
+    transformer = _Tokens
+    needle = "-"  # a name and an option, or a name alone (and a continuation) on its line
+    lone_names = True
 
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools, limits)
+    def starts(self, head: str, tools: Toolset | None) -> bool:
+        m = _START.match(head)
+        if m is None:
+            return False
+        if m.group("rest").strip(" \t") in ("", "\\"):  # a name alone: a call only to a known tool
+            word = head.strip().lstrip("$").strip().rstrip("\\").strip()
+            return tool_named(word, tools) is not None
+        return True
 
-    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        budget = GrammarBudget.of(limits)
+    def starts_after_lead_in(self, head: str, tools: Toolset | None) -> bool:
+        m = _START.match(head)  # a name and an option: a lone word after prose is prose
+        return m is not None and m.group("rest").strip(" \t") not in ("", "\\")
 
-        def starts(head: str) -> bool:
-            m = _START.match(head)
-            if m is None:
-                return False
-            if m.group("rest").strip(" \t") in ("", "\\"):  # a name alone: a call only to a known tool
-                word = head.strip().lstrip("$").strip().rstrip("\\").strip()
-                return resolve_tool(word, tools) is not None
-            return True
+    def extent(self, text: str, start: int, end: int) -> int:
+        """A command runs to the first line break outside quotes that is not escaped (a quoted value may
+        hold line breaks; ``\\`` at a line's end continues it); a quote left open ends it at its line."""
+        return quoted_extent(_STRETCHES, text, start, end)
 
-        def read_one(segment: str) -> Read:
-            tokens = _tokens_fast(segment)
-            if tokens is None:
-                tokens = _tokens_grammar(segment, budget)
-            return build_call(tokens, tools)
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Tokens | None:
+        """The tokens of one command, scanned with the grammar's terminals."""
+        m = _COMMAND.fullmatch(segment)
+        if m is None:
+            return None
+        return m.group("NAME"), _TOKENS.findall(segment, m.end("NAME"), m.start("tail"))
 
-        return read_calls(self.id, text, starts, read_one, _extent, what="command", candidates=_CANDIDATES)
+    def build(self, found: Tokens, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
+        """The call of one command's tokens; words that follow no option are not part of the format
+        and are left out (noted), and so is prose after a boolean flag (``--auto-renew Done.``)."""
+        name, tokens = found
+        tool = reading.tool(name)
+        spelled = argument_names(tool)
+        pairs: list[tuple[str, Any]] = []
+        left_out: list[str] = []
+        pending: str | None = None  # an option waiting for its value
+        prose_at = _prose_after_flag(tokens, spelled, tool)
+        for i, (option_eq, option, word) in enumerate(tokens):
+            if pending is not None and (not word or i == prose_at):
+                pairs.append(_named(pending, True, spelled))
+                pending = None
+            if option:
+                pending = option.lstrip("-")
+            elif option_eq:
+                flag, _, raw = option_eq.partition("=")
+                pairs.append(_named(flag.lstrip("-"), unquote_word(raw), spelled))
+            elif pending is not None:
+                pairs.append(_named(pending, unquote_word(word), spelled))
+                pending = None
+            else:
+                left_out.append(word)
+        if pending is not None:
+            pairs.append(_named(pending, True, spelled))
+        if left_out:
+            shown = ", ".join(repr(unquote_word(w)) for w in left_out[:3]) + (", ..." if len(left_out) > 3 else "")
+            reading.note(f"{name}: {len(left_out)} value(s) follow no --option and are left out: {shown}",
+                         breaks_format=True)
+        return [(name, reading.collect(name, pairs))]
 
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n".join(self._render(call) for call in calls)
-
-    def _render(self, call: ToolCall) -> str:
+    def render_call(self, call: ToolCall) -> str:
         parts = [call.name]
         for key, value in call.arguments.items():
             flag = "--" + kebab(key)
@@ -250,6 +202,28 @@ class CliCall(Protocol):
                 "special characters with single quotes, write a nested object or list as JSON inside single "
                 "quotes, and write a true boolean as the bare --flag. For several calls, one command per line:\n"
                 "tool_name --text 'two words' --count 3 --verbose")
+
+
+def _named(flag: str, value: Any, spelled: dict[str, str]) -> tuple[str, Any]:
+    """The parameter a flag names (its kebab case undone) and its value; ``--no-flag`` is ``flag``
+    false when the tool has a parameter ``flag`` and none called ``no_flag``."""
+    key = spelled.get(flag) or flag.replace("-", "_")
+    if value is True and key.startswith("no_") and spelled.get(key[3:]) == key[3:] and spelled.get(key) != key:
+        return key[3:], False
+    return key, value
+
+
+def _prose_after_flag(tokens: list[tuple[str, str, str]], spelled: dict[str, str], tool: Any) -> int:
+    """Where prose starts right after the last option when the schema types it as a boolean (the flag,
+    then a sentence: a bare word that starts with a letter and is no boolean word), or -1."""
+    last = len(tokens) - 2
+    if last < 0 or not tokens[last][1] or not tokens[last + 1][2] or tool is None:
+        return -1
+    word = tokens[last + 1][2]
+    if not word[:1].isalpha() or word.lower() in _BOOLEAN_WORDS or "'" in word or '"' in word:
+        return -1
+    schema = parameter_schema(tool, _named(tokens[last][1].lstrip("-"), True, spelled)[0])
+    return last + 1 if schema is not None and "boolean" in schema.types and "string" not in schema.types else -1
 
 
 PROTOCOL = CliCall()

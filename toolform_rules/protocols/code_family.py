@@ -1,40 +1,33 @@
 """The code family's shared reader: calls written as code.
 
-Five protocols write Python call syntax — ``python_call``, ``python_list_call``,
-``bfcl_python_list``, ``python_tag`` and ``bracket_call`` — and share
-``grammars/python_values.lark`` (calls and Python literals).  This module holds what they
-share:
+Eight protocols write calls as code: five in Python's call syntax — ``python_call``,
+``python_list_call``, ``bfcl_python_list``, ``python_tag`` and ``bracket_call``, which share
+``grammars/python_values.lark`` — and ``sql_call``, ``graphql_call`` and ``sexpr_call`` with
+grammars of their own.  Every one reads a reply the same way, and this module holds that
+skeleton; a format module holds only what is its own (its grammar and transformer, its fast
+reader, where a candidate starts, its renderer and instructions):
 
-* :class:`CallSyntax`, a call as written (name, positional and keyword items, bare words);
-* :class:`PythonValues`, the transformer of ``python_values.lark`` trees;
-* the fast path :func:`fast_calls`, three readers tried in turn, each giving up (``None``)
-  on anything outside its subset of the grammar:
-
-  - :func:`json_calls` — one call whose keyword arguments JSON can say: rewritten as a
-    JSON object for the C decoder;
-  - :func:`quick_calls` — the plain form (keyword or positional literals, ``'...'`` and
-    ``"..."`` strings, lists, dicts), one compiled pattern per token;
-  - :func:`ast_calls` — ``ast.parse`` (which only parses, never evaluates) and a walk over
-    the node types of the grammar's literal subset (``Call``, ``keyword``, ``Constant``,
-    ``List``, ``Tuple``, ``Dict``, a sign on a number, dotted ``Name``s);
-
-  and when all give up, the grammar reads the text (property tests check that every
+* :func:`scan` finds the candidates of a reply in linear time — a :class:`Reader` says where
+  one starts (a compiled pattern searched once over the text) — and reads each **once**, by
+  the cheapest reader that decides it: the format's fast reader, which needs no bracket
+  matching and declines at once what it cannot read; only then are the candidate's brackets
+  matched (:class:`Closer`, one pass over the reply for all candidates) and the slow reader
+  runs (``ast.parse`` for Python, then the Lark grammar, which also says where a malformed
+  candidate stops);
+* :class:`CodeFamily` turns what :func:`scan` found into an :class:`~.base.Extraction`: a reply
+  that is nothing but calls is the model's calls whatever their names; in running text, with
+  a toolset, only names of its tools count (:func:`resolve` — the one place the family
+  consults the toolset, also to bind positional values to parameters, :func:`bind`);
+* the Python fast reader :func:`plain_arguments` takes the plain form (keyword or positional
+  literals JSON can say once ``'...'`` is ``"..."`` and ``True`` is ``true``) by rewriting a
+  call's arguments as one JSON array for the C decoder — a fixed number of C passes however
+  many values; :func:`ast_calls` (``ast.parse``, which only parses, and a walk over the
+  grammar's literal subset) and the grammar read the rest (property tests check that every
   reader agrees with the grammar wherever it reads);
-* locating candidates in a reply in linear time (:class:`Heads`, :func:`call_heads`,
-  :class:`Closer`: compiled patterns searched once over the reply, brackets matched in one
-  pass), binding positional arguments to the schema's parameter order (:func:`bind`), the
-  Python literal writer (:func:`py_literal`), and :func:`guarded`, which makes a ``parse``
-  never raise and gives it the :class:`Budget` of the reply (what reading it may cost, from
-  :class:`~toolform_rules.limits.Limits`).
-
-``sql_call``, ``graphql_call`` and ``sexpr_call`` have grammars of their own; they reuse
-the candidate location, binding and :class:`PythonFamily`'s note keeping from here.
-
-Linear and bounded: a reply is searched for candidates by compiled patterns (C loops), the
-bracket matcher takes runs of brackets in one step and never reads a string twice, and
-what is costly per token — ``ast.parse`` and the grammar — is handed at most
-:class:`Budget`'s share of each reply (an estimate of its tokens); a candidate past it is
-not read, and a note says so.
+* :class:`Budget`: what reading one reply may cost — how many candidates and heads are looked
+  at, how many steps the bracket matcher takes, how many tokens ``ast.parse`` reads, how many
+  marked segments are read — and the reply's :class:`~.reading.GrammarBudget` for Lark.  A
+  candidate past the budget is not read, and a note says so.
 """
 
 from __future__ import annotations
@@ -47,59 +40,57 @@ import math
 import re
 import unicodedata
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Pattern, Sequence, Tuple, cast
 
 from ..calls import ToolCall
+from ..grammar import GrammarFailure, Transformer, parse
 from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, RawCall, internal_error
-from ..grammar import GrammarFailure, Transformer, parse
+from .base import Extraction, Protocol, RawCall
+from .reading import GrammarBudget, GrammarTooLong, strip_code_fence
+
+# ---------------------------------------------------------------------------------------------
+# what reading one reply may cost
+
+#: the :class:`~toolform_rules.limits.Limits` fields a reply's reading spends, in the order
+#: :class:`Budget` holds them
+CAPS = ("reply_candidates", "reply_call_heads", "reply_scan_steps", "reply_ast_tokens", "reply_segments")
+
+
+@functools.lru_cache(maxsize=32)
+def caps(limits: Limits) -> tuple[int, ...]:
+    """The values of :data:`CAPS` under ``limits`` — the one place they are read.
+
+    >>> caps(DEFAULT_LIMITS)
+    (64, 4096, 32768, 65536, 256)
+    """
+    return tuple(getattr(limits, name) for name in CAPS)
+
 
 class Budget:
-    """What reading one reply may still cost: the caps of :class:`~toolform_rules.limits.Limits`,
-    spent as the reply is read (:func:`guarded` makes one per reply and passes it down).
+    """What reading one reply may still cost: :data:`CAPS` under the reply's ``limits``, spent as
+    it is read, and the reply's :class:`~.reading.GrammarBudget` (``grammar``, made when the
+    grammar first runs) for Lark.
 
-    * ``candidates``: candidate calls read (each costs a parse);
-    * ``heads``: places that look like a call (a name check each);
-    * ``scan``: steps of the bracket matcher (a run of brackets, or a quote);
-    * ``ast_tokens`` / ``grammar_tokens``: the estimated tokens (:func:`token_estimate`)
-      ``ast.parse`` and the grammar may still read — both cost per token, the grammar most;
-    * ``grammar_chars``: the longest candidate the grammar reads at all;
-    * ``segments``: marked segments read (``python_tag``'s ``<|python_tag|>``).
-
-    The caps are the ``Limits`` fields of the same names (``max_candidates``, ...); a
-    ``Limits`` without them (older) gives the defaults below.
-
-    >>> Budget().candidates, Budget().grammar_chars
-    (64, 100000)
+    >>> budget = Budget()
+    >>> budget.candidates, budget.grammar.left
+    (64, 16384)
     """
 
-    __slots__ = ("candidates", "heads", "scan", "ast_tokens", "grammar_tokens", "grammar_chars", "segments")
-
-    #: the default caps, for a ``Limits`` that does not name them
-    DEFAULTS = {"max_candidates": 64, "max_call_heads": 4096, "max_scan_steps": 32_768,
-                "max_ast_tokens": 65_536, "max_grammar_tokens": 16_384, "max_grammar_chars": 100_000,
-                "max_segments": 256}
+    __slots__ = ("candidates", "heads", "scan", "ast_tokens", "segments", "limits", "allowance")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
-        def cap(name: str) -> int:
-            return int(getattr(limits, name, self.DEFAULTS[name]))
+        self.candidates, self.heads, self.scan, self.ast_tokens, self.segments = caps(limits)
+        self.limits = limits
+        self.allowance: GrammarBudget | None = None
 
-        self.candidates = cap("max_candidates")
-        self.heads = cap("max_call_heads")
-        self.scan = cap("max_scan_steps")
-        self.ast_tokens = cap("max_ast_tokens")
-        self.grammar_tokens = cap("max_grammar_tokens")
-        self.grammar_chars = cap("max_grammar_chars")
-        self.segments = cap("max_segments")
-
-    def candidate(self) -> bool:
-        """Spend one candidate; ``False`` when none is left."""
-        if self.candidates <= 0:
-            return False
-        self.candidates -= 1
-        return True
+    @property
+    def grammar(self) -> GrammarBudget:
+        """The reply's budget for Lark."""
+        if self.allowance is None:
+            self.allowance = GrammarBudget.of(self.limits)
+        return self.allowance
 
     def ast(self, text: str) -> bool:
         """Spend what ``ast.parse`` costs on ``text``; ``False`` (nothing spent) when it is past the budget."""
@@ -115,9 +106,9 @@ _SEPARATORS = dict.fromkeys(map(ord, "()[]{},:;=+-.'\" \t\r\n"))
 
 
 def token_estimate(text: str) -> int:
-    """An upper estimate of the tokens ``text`` holds, as ``ast.parse`` and the grammar read it:
-    its punctuation, quotes and white space (a long string literal with none of them is one
-    token, and costs little).  One C pass (``str.translate``).
+    """An upper estimate of the tokens ``text`` holds, as ``ast.parse`` reads it: its
+    punctuation, quotes and white space (a long string literal with none of them is one token,
+    and costs little).  One C pass (``str.translate``).
 
     >>> token_estimate('f(a=[1, 2], b="xyz")'), token_estimate('"' + 'x' * 1000 + '"')
     (12, 2)
@@ -132,18 +123,26 @@ Pair = Tuple[Any, Any]
 
 
 class Reject(Exception):
-    """A value outside the literal subset (the fast path gives up; the grammar path fails)."""
+    """A value outside the literal subset (a fast reader declines; the grammar path fails)."""
 
 
 class CallSyntax:
-    """A call as written: its name, its items (``(keyword or None, value)`` in order) and the
-    bare words read as text (``unit=celsius``).  ``span`` is set by the locator."""
+    """A call as written: its name, its items (``(keyword or None, value)`` in order), the bare
+    words read as text (``unit=celsius``) and the span of text it came from.  A reader that read
+    keywords only, each once, gives them as ``arguments`` (a dict) instead of items."""
 
-    __slots__ = ("name", "items", "bare", "span")
+    __slots__ = ("name", "written", "bare", "span", "arguments")
 
-    def __init__(self, name: str, items: list[tuple[str | None, Any]], bare: list[str] | None = None,
-                 span: tuple[int, int] | None = None) -> None:
-        self.name, self.items, self.bare, self.span = name, items, bare or [], span
+    def __init__(self, name: str, items: list[tuple[str | None, Any]] | None, bare: list[str] | None = None,
+                 span: tuple[int, int] | None = None, arguments: dict[str, Any] | None = None) -> None:
+        self.name, self.written, self.bare, self.span, self.arguments = name, items, bare or [], span, arguments
+
+    @property
+    def items(self) -> list[tuple[str | None, Any]]:
+        """``(keyword or None, value)`` in the order written."""
+        if self.written is None:
+            self.written = list((self.arguments or {}).items())
+        return self.written
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, CallSyntax) and (self.name, self.items, self.bare) ==
@@ -154,7 +153,7 @@ class CallSyntax:
 
 
 # ---------------------------------------------------------------------------------------------
-# Python string literals
+# Python string literals and numbers
 
 _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
                    "t": "\t", "v": "\v", "\n": ""}
@@ -244,6 +243,36 @@ def to_number(text: str) -> int | float:
 # ---------------------------------------------------------------------------------------------
 # the grammar path
 
+def json_number(text: str) -> int | float:
+    """A number as JSON, SQL, GraphQL and s-expressions write it: a float when it has a point or
+    an exponent (``-1.5e3``, ``1.``), else an int (``007`` is 7).
+
+    >>> json_number("007"), json_number("-1.5e3"), json_number("1.")
+    (7, -1500.0, 1.0)
+    """
+    return float(text) if "." in text or "e" in text or "E" in text else int(text)
+
+
+class Literals(Transformer):
+    """The rules every code format's grammar names alike: ``true``, ``false``, ``null``, ``list``
+    and a ``number`` as :func:`json_number` reads it.  Each format's transformer extends it."""
+
+    def number(self, items: Items) -> int | float:
+        return json_number(str(items[0]))
+
+    def true(self, _: Items) -> bool:
+        return True
+
+    def false(self, _: Items) -> bool:
+        return False
+
+    def null(self, _: Items) -> None:
+        return None
+
+    def list(self, items: Items) -> Items:
+        return list(items)
+
+
 class _Bare(str):
     """A bare word standing for its own text (``unit=celsius``)."""
 
@@ -254,7 +283,7 @@ def _scalar_key(key: Any) -> Any:
     return key
 
 
-class PythonValues(Transformer):
+class PythonValues(Literals):
     """A ``python_values.lark`` tree → Python values and :class:`CallSyntax` objects.
 
     Tuples become lists (JSON has no tuples).  Each protocol's grammar gets a subclass
@@ -275,17 +304,8 @@ class PythonValues(Transformer):
     def pos(self, items: Items) -> int | float:
         return to_number(str(items[0]))
 
-    def true(self, _: Items) -> bool:
-        return True
-
-    def false(self, _: Items) -> bool:
-        return False
-
     def none(self, _: Items) -> None:
         return None
-
-    def list(self, items: Items) -> Items:
-        return list(items)
 
     def tuple(self, items: Items) -> Items:
         return list(items)
@@ -335,45 +355,26 @@ def grammar_read(grammar: str, transformer: Transformer, text: str, budget: Budg
     """Parse ``text`` (or ``text[span[0]:span[1]]``) with ``grammar`` and transform it (a
     :class:`GrammarFailure` when it cannot).
 
-    The grammar is the slow path (its cost grows with the tokens read): a candidate longer
-    than ``budget.grammar_chars``, or with more estimated tokens than the reply has left in
-    ``budget.grammar_tokens``, is not handed to it, and the failure says so.  Without a
-    ``budget``, the default caps for this one text.
+    The grammar is the slow path: it reads what the fast readers could not, within the reply's
+    :class:`~.reading.GrammarBudget` (``budget.grammar``; without a ``budget``, the default
+    limits' for this one text).  A candidate past it is not given to the grammar, and the
+    failure (:class:`~.reading.GrammarTooLong`) says so.
+
+    >>> grammar_read("python_call", PythonValues(), "f(a=0x1F)")
+    [CallSyntax('f', [('a', 31)], bare=[])]
     """
-    budget = budget if budget is not None else Budget()
-    size = len(text) if span is None else span[1] - span[0]
-    if size > budget.grammar_chars:
-        raise GrammarFailure(grammar, 1, 1, (), f"a candidate of {size} characters (too long to read)")
+    allowance = budget.grammar if budget is not None else GrammarBudget.of(DEFAULT_LIMITS)
     if span is not None:
+        size = span[1] - span[0]
+        if size + allowance.run_cost > allowance.left:  # refused before the candidate is copied out
+            raise GrammarTooLong(grammar, size, allowance.total, allowance.left, allowance.run_cost)
         text = text[span[0]:span[1]]
-    cost = token_estimate(text) + 32  # and a parser run's own cost
-    if cost > budget.grammar_tokens:
-        raise GrammarFailure(grammar, 1, 1, (), f"a candidate of about {cost} tokens (past what one reply may have "
-                                                "the grammar read)")
-    budget.grammar_tokens -= cost
+    allowance.spend(grammar, text)
     return transform(transformer, parse(grammar, text), grammar)
 
 
-def guarded(method: Callable[..., Extraction]) -> Callable[..., Extraction]:
-    """A protocol's ``parse``: never raises; hands ``method`` the reply's :class:`Budget`
-    (from ``limits=``) as its third argument."""
-
-    @functools.wraps(method)
-    def parse(self: Protocol, text: str, tools: Toolset | None = None, *,
-              limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        if not isinstance(text, str):
-            return Extraction((), ("the reply is not text",), False)
-        try:
-            return method(self, text, tools, Budget(limits))
-        except Exception as err:  # never raise for a reply, whatever it holds
-            return internal_error(self.info.id, err)
-
-    delattr(parse, "__wrapped__")  # its signature is the wrapper's: (text, tools=None, *, limits=...)
-    return parse
-
-
 # ---------------------------------------------------------------------------------------------
-# the fast path: ast.parse and a walk over the literal subset
+# the slow Python reader: ast.parse and a walk over the literal subset
 
 _JSON_NAMES: dict[str, Any] = {"true": True, "false": False, "null": None}
 _SCALARS = (str, int, float, bool)
@@ -423,6 +424,22 @@ def _source_name(text: str, node: ast.AST) -> str:
     return "".join(segment.split())
 
 
+#: what may stand between a keyword's name and its "=": spaces and line continuations
+_KEYWORD_GAP = re.compile(r"\\(?:\r\n|\r|\n)|\s")
+
+
+def _keyword_name(text: str, node: ast.AST) -> str:
+    """A keyword argument's name as the text spells it, without the spaces and line continuations
+    (a backslash ending the line) that may stand before its ``=``."""
+    segment = ast.get_source_segment(text, node)
+    if segment is None:
+        raise Reject
+    name = _KEYWORD_GAP.sub("", segment.split("=", 1)[0])
+    if not name.isidentifier():
+        raise Reject
+    return name
+
+
 def _written_whole(node: ast.AST, name: str) -> bool:
     """Whether the dotted ``name`` stands in the text as one word, as the grammar's NAME has it:
     ``ast`` also reads ``math . factorial`` and ``(math).factorial``, which the grammar refuses."""
@@ -447,7 +464,7 @@ def _call(node: ast.AST, text: str, ascii_text: bool) -> CallSyntax:
     for kw in node.keywords:  # type: ignore[attr-defined]
         if kw.arg is None:
             raise Reject
-        key = kw.arg if ascii_text else _source_name(text, kw).split("=", 1)[0]
+        key = kw.arg if ascii_text else _keyword_name(text, kw)
         value = kw.value
         if type(value) is ast.Name and value.id not in _JSON_NAMES:
             word = value.id if ascii_text else _source_name(text, value)
@@ -492,41 +509,6 @@ def _ast_parse(text: str, mode: str) -> ast.AST | None:
         return None
 
 
-def unique_pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
-    """A JSON object's pairs as a dict; a repeated key is refused (the slower path notes it)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise ValueError("a repeated key")
-    return out
-
-
-def fast_calls(text: str, shape: str, budget: Budget | None = None) -> list[CallSyntax] | None:
-    """The calls ``text`` holds, read without the grammar; ``None`` when it is outside the subset.
-
-    ``shape``: ``"lines"`` (calls as statements, one a line or ``;``-separated),
-    ``"call"`` (exactly one call) or ``"list"`` (a bracketed list of calls).  The quick
-    reader (:func:`quick_calls`) takes the plain form; ``ast.parse`` (:func:`ast_calls`) the
-    rest of Python's literal syntax, when ``budget`` (the reply's; else the default caps)
-    still covers ``text``'s tokens.
-
-    >>> fast_calls('f(1, a="x", b=[True, None], c=-2.5)', "call")
-    [CallSyntax('f', [(None, 1), ('a', 'x'), ('b', [True, None]), ('c', -2.5)], bare=[])]
-    >>> fast_calls('f(a=g(1))', "call") is None
-    True
-    """
-    calls = json_calls(text, shape)
-    if calls is not None:
-        return calls
-    calls = quick_calls(text, shape)
-    if calls is not None:
-        return calls
-    # ast.parse is costly when it fails (a SyntaxError is built); do not ask it about prose,
-    # and not about more tokens than the reply has left for it (it costs about 2 µs a token)
-    if not _may_be_python(text) or not (budget if budget is not None else Budget()).ast(text):
-        return None
-    return ast_calls(text, shape)
-
-
 def _may_be_python(text: str) -> bool:
     """Whether ``text`` ends like code (a ")" or "]"), not like a sentence."""
     end = text.rstrip()
@@ -566,282 +548,241 @@ def ast_calls(text: str, shape: str) -> list[CallSyntax] | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# the quick reader: the plain form, one compiled pattern per token, JSON's C decoder for
-# double-quoted strings (only where JSON and Python agree on the escapes)
+# the fast Python reader: a call's arguments rewritten as JSON for the C decoder
 
 def _no_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-_JSON = json.JSONDecoder(parse_constant=_no_constant)
-_WS_PATTERN = re.compile(r"[ \t\r\n]*+")
-#: the pattern matches everywhere (maybe empty): typed so, to spare a None test per token
-_WS: Any = _WS_PATTERN
-_Q_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")
-_Q_KEYWORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*+)[ \t\r\n]*+=(?!=)[ \t\r\n]*+")
-_Q_NUMBER = re.compile(r"[+-]?(?:\d++\.?\d*+|\.\d++)(?:[eE][+-]?\d++)?(?![\w.])")
-_Q_SINGLE = re.compile(r"'([^'\\\r\n]*+)'")
-#: the escapes on which JSON and Python agree (not \/, not a surrogate \u)
-_Q_SAME_ESCAPE = re.compile(r"\\[\\\"nrtbf]|\\u(?![dD][89a-fA-F])")
-_Q_WORDS: dict[str, Any] = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
-_Q_DELIMITERS = frozenset(",)]}: \t\r\n")
+#: JSON's C decoder (NaN and Infinity are no Python literals: refused)
+_JSON_DECODE = json.JSONDecoder(parse_constant=_no_constant).raw_decode
+#: arguments up to the first parenthesis outside a string (for a ")" inside a string)
+_PLAIN_ARGUMENTS = re.compile(r'(?:[^()\'"\\]++|"(?:[^"\\\r\n]++|\\.)*+"|\'[^\'\\\r\n]*+\')*+')
+#: an escape Python and JSON read apart ("\/" is JSON's "/"; JSON pairs two surrogates), or one
+#: of :data:`_MARK`
+_OTHER_ESCAPE = re.compile(r"\\(?:/|u[dD][89a-fA-F]|u007[fF])")
+#: what marks a keyword's name as the arguments' JSON object has it: DEL, which no text the reader
+#: takes holds (it refuses the character, and an escape of it); ASCII, so the text stays narrow
+_MARK = "\x7f"
+#: the characters this reader writes as marks while it rewrites a call: a text holding one is
+#: left to the next reader (``ast``), which reads it as well, only slower
+PLAIN_FORM_MARKS = frozenset("\x01\x02\x03\x04" + _MARK)
+#: the words that are values, never keyword names
+_VALUE_WORDS = frozenset({"True", "False", "None", "true", "false", "null"})
+#: a key opened where no keyword's name and "=" follow (a comma between values, a positional value)
+_NO_KEY = re.compile('"\x7f(?![A-Za-z_][A-Za-z0-9_]*+":)')
+#: Python's words for JSON's
+_WORDS = (("True", "true"), ("False", "false"), ("None", "null"))
+#: how far the first ")" may lie for the arguments to be read up to it directly; past it, a pattern
+#: that stops at the first parenthesis outside a string finds their end (so a flood of calls that
+#: never close costs one pass over the text, not one per call)
+_NEAR = 2048
 
 
-class _Quick:
-    """Reads the plain form of Python calls; :class:`Reject` for anything else."""
+def plain_arguments(args: str) -> dict[str, Any] | list[tuple[str | None, Any]] | None:
+    r"""The arguments of a call whose arguments (the text between its parentheses) are ``args``
+    in the plain form — keyword values (a dict), or positional ones (a list of items), that JSON
+    can say once ``'...'`` is ``"..."`` and ``True``/``None`` are ``true``/``null`` — else
+    ``None`` (another reader decides).
 
-    __slots__ = ("text", "n", "bare")
+    The arguments become JSON for the C decoder (``k=v, ...`` an object, its keys marked by
+    :data:`_MARK`) by a fixed number of C passes, none per value: the strings are found by
+    splitting at the quotes (``"`` first, then ``'`` in what lies outside), and outside them
+    every ``,`` opens a marked key that a keyword's name and ``=`` then fill (or that is taken
+    back).  A split that pairs quotes otherwise than Python would (a ``"`` inside ``'...'``)
+    leaves a mark where it cannot stand, and the reader declines.
 
-    def __init__(self, text: str) -> None:
-        self.text, self.n = text, len(text)
-        self.bare: list[str] = []
-
-    def value(self, pos: int, word_ok: bool) -> tuple[Any, int]:
-        text = self.text
-        c = text[pos] if pos < self.n else ""
-        if c == '"':
-            if text.startswith('"""', pos):
-                raise Reject
-            value, end = _JSON.raw_decode(text, pos)
-            if "\\" in text[pos:end] and "\\" in _Q_SAME_ESCAPE.sub("", text[pos:end]):
-                raise Reject
-        elif c == "'":
-            m = _Q_SINGLE.match(text, pos)
-            if m is None:
-                raise Reject
-            value, end = m.group(1), m.end()
-        elif c == "[":
-            value, end = [], _WS.match(text, pos + 1).end()
-            while text[end:end + 1] != "]":
-                item, end = self.value(end, False)
-                value.append(item)
-                end = _WS.match(text, end).end()
-                if text[end:end + 1] == ",":
-                    end = _WS.match(text, end + 1).end()
-                elif text[end:end + 1] != "]":
-                    raise Reject
-            end += 1
-        elif c == "{":
-            value, end = {}, _WS.match(text, pos + 1).end()
-            while text[end:end + 1] != "}":
-                key, end = self.value(end, False)
-                if isinstance(key, (list, dict)):
-                    raise Reject
-                end = _WS.match(text, end).end()
-                if text[end:end + 1] != ":":
-                    raise Reject
-                item, end = self.value(_WS.match(text, end + 1).end(), False)
-                value[key] = item
-                end = _WS.match(text, end).end()
-                if text[end:end + 1] == ",":
-                    end = _WS.match(text, end + 1).end()
-                elif text[end:end + 1] != "}":
-                    raise Reject
-            end += 1
-        else:
-            m = _Q_NUMBER.match(text, pos)
-            if m is not None:
-                token = m.group()
-                value = float(token) if ("." in token or "e" in token or "E" in token) else int(token)
-                end = m.end()
-            else:
-                m = _Q_NAME.match(text, pos)
-                if m is None:
-                    raise Reject
-                word, end = m.group(), m.end()
-                if word in _Q_WORDS:
-                    value = _Q_WORDS[word]
-                elif word_ok and "." not in word:
-                    self.bare.append(word)
-                    value = word
-                else:
-                    raise Reject
-        if end < self.n and text[end] not in _Q_DELIMITERS:
-            raise Reject
-        return value, end
-
-    def call(self, pos: int) -> tuple[CallSyntax, int]:
-        text = self.text
-        m = _Q_NAME.match(text, pos)
-        if m is None or text[m.end():m.end() + 1] != "(":
-            raise Reject
-        name = m.group()
-        end = _WS.match(text, m.end() + 1).end()
-        items: list[tuple[str | None, Any]] = []
-        self.bare = []
-        while text[end:end + 1] != ")":
-            k = _Q_KEYWORD.match(text, end)
-            if k is not None:
-                key = k.group(1)
-                if key in _Q_WORDS:
-                    raise Reject
-                value, end = self.value(k.end(), True)
-            else:
-                key = None
-                value, end = self.value(end, False)
-            items.append((key, value))
-            end = _WS.match(text, end).end()
-            if text[end:end + 1] == ",":
-                end = _WS.match(text, end + 1).end()
-            elif text[end:end + 1] != ")":
-                raise Reject
-        return CallSyntax(name, items, self.bare), end + 1
-
-
-# the JSON path: one call's keyword arguments rewritten as a JSON object, read by the C decoder
-_J_HEAD = re.compile(r"[ \t\r\n]*+([A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+)[ \t]*+\(")
-#: a run of what JSON reads as it is (punctuation, white space, numbers, strings without a
-#: backslash) is one match, so a long list costs one call of ``_json_token``, not one an item
-_J_TOKEN = re.compile(r'((?:[ \t\r\n,:\[\]{}]++|-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?(?![\w.])|"[^"\\\r\n]*+")++)'
-                      r'|("(?:[^"\\\r\n]++|\\.)*+")|\'([^\'\\\r\n"]*+)\''
-                      r"|([A-Za-z_][A-Za-z0-9_]*+)(?:[ \t\r\n]*+(=)(?!=))?")
-_J_WORDS = {"True": "true", "False": "false", "None": "null", "true": "true", "false": "false", "null": "null"}
-_J_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=unique_pairs)
-
-
-class _NotJson(Exception):
-    pass
-
-
-def _json_token(m: re.Match[str]) -> str:
-    plain, double, single, word, equals = m.groups()
-    if plain is not None:
-        return plain
-    if double is not None:
-        if "\\" in double and "\\" in _Q_SAME_ESCAPE.sub("", double):
-            raise _NotJson
-        return double
-    if single is not None:
-        return '"' + single + '"'
-    if equals:
-        if word in _J_WORDS:
-            raise _NotJson
-        return '"' + word + '":'
-    json_word = _J_WORDS.get(word)
-    if json_word is None:
-        raise _NotJson  # a bare word, a positional name: the other readers decide
-    return json_word
-
-
-def json_calls(text: str, shape: str) -> list[CallSyntax] | None:
-    """One call ``name(key=value, ...)`` whose values JSON can say (``'...'`` strings without
-    escapes, ``True``/``None``, numbers JSON writes), read by rewriting its arguments as a JSON
-    object for the C decoder; ``None`` for anything else (the quick reader decides).
-
-    >>> json_calls("f(a='x', b={'k': [1, None]}, c=True)", "call")
-    [CallSyntax('f', [('a', 'x'), ('b', {'k': [1, None]}), ('c', True)], bare=[])]
+    >>> plain_arguments("name='Acme', n=5, auto_renew=True, details={'k': [1, None, \"it's\"]},")
+    {'name': 'Acme', 'n': 5, 'auto_renew': True, 'details': {'k': [1, None, "it's"]}}
+    >>> plain_arguments("'Acme', -2.5e3"), plain_arguments("a=f(1)"), plain_arguments("unit=celsius")
+    ([(None, 'Acme'), (None, -2500.0)], None, None)
     """
-    if shape == "list":
-        inner = text.strip()
-        if not (inner.startswith("[") and inner.endswith(")]")):
-            return None
-        base = text.find("[") + 1
-        end = text.rfind("]")
+    if "\x01" in args or "\x02" in args or "\x03" in args or "\x04" in args or _MARK in args:
+        return None  # PLAIN_FORM_MARKS (five scans in C: faster than one set test)
+    escaped = "\\" in args
+    if escaped:  # an escaped backslash or quote stands apart while the quotes are paired
+        args = args.replace("\\\\", "\x03").replace('\\"', "\x04")
+    double = args.split('"')  # outside, "...", outside, ...
+    if not len(double) % 2:
+        return None
+    single = ("\x01".join(double[0::2]) if len(double) > 1 else args).split("'")  # \x01: a "..." string
+    if not len(single) % 2:
+        return None
+    quoted = "".join(single[1::2])  # what '...' strings hold
+    if "\x01" in quoted or escaped and ("\\" in quoted or "\x03" in quoted or "\x04" in quoted):
+        return None  # a '...' holding a quote or an escape: the slower readers'
+    held = "".join(double[1::2]) + quoted  # what all strings hold
+    # strings holding none of what is rewritten below are rewritten with the rest (the usual case);
+    # else the text outside them is rewritten alone (\x02 standing for a '...' string) and they are put back
+    direct = not escaped and not ("," in held or "=" in held or "'" in held or "(" in held or "#" in held
+                                  or "True" in held or "False" in held or "None" in held)
+    if direct:
+        text = args.replace("'", '"') if len(single) > 1 else args
     else:
-        base, end = 0, len(text)
-    head = _J_HEAD.match(text, base)
-    if head is None:
-        return None
-    close = text.rfind(")", 0, end)
-    if close < head.end() or text[close + 1:end].strip():
-        return None
+        text = "\x02".join(single[0::2])
+    if "(" in text or "#" in text or escaped and ("\\" in text or "\x03" in text or "\x04" in text):
+        return None  # a call or a tuple, a comment, a backslash outside a string
+    keywords = text.count("=")
+    if keywords:  # every "," opens a key, a name and "=" fill it: ", name=" is ',"\x7fname":'
+        text = ("," + text).replace(", ", ",")
+        if (", " in text or ",\n" in text or ",\t" in text or ",\r" in text or " =" in text or "\n=" in text
+                or "\t=" in text or "\r=" in text):  # white space around a name (a call over several lines)
+            text = "=".join(map(str.strip, ",".join(map(str.strip, text.split(","))).split("=")))
+        text = _NO_KEY.sub("", text.replace(",", ',"\x7f').replace("=", '":'))[1:]
+    words = False
+    for word, json_word in _WORDS:
+        if word in text:
+            text = text.replace(word, json_word)
+            words = True
+    if not direct:
+        if len(single) > 1:
+            single[0::2] = text.split("\x02")
+            text = '"'.join(single)
+        if len(double) > 1:
+            double[0::2] = text.split("\x01")
+            if escaped:
+                strings = "\x01".join(double[1::2])
+                if "\\" in strings and _OTHER_ESCAPE.search(strings) is not None:
+                    return None
+                double[1::2] = strings.replace("\x03", "\\\\").replace("\x04", '\\"').split("\x01")
+            text = '"'.join(double)
+    text = text.rstrip()
+    if text.endswith(","):  # a trailing comma after the last value
+        text = text[:-1]
+        if not text.strip():
+            return None
+    text = ("{" + text + "}") if keywords else ("[" + text + "]")
     try:
-        arguments = _J_DECODER.decode("{" + _J_TOKEN.sub(_json_token, text[head.end():close]) + "}")
-    except (_NotJson, ValueError, RecursionError):
+        value, end = _JSON_DECODE(text, 0)
+    except (ValueError, StopIteration, RecursionError):
         return None
-    call = CallSyntax(head.group(1), list(arguments.items()))
-    call.span = (head.start(1), close + 1) if shape == "list" else (0, len(text))
-    return [call]
-
-
-def quick_call_at(text: str, pos: int, end: int) -> tuple[CallSyntax, int] | None:
-    """The plain-form call starting at ``pos`` and ending by ``end`` (span set), or ``None``."""
-    try:
-        call, stop = _Quick(text).call(pos)
-    except (Reject, ValueError, IndexError, RecursionError):
+    if end != len(text):
         return None
-    if stop > end:
+    if not keywords:
+        return [(None, item) for item in value]
+    keys = "".join(value)
+    # every key a keyword's (marked), each keyword's at the top, once: no other key, none nested
+    if len(value) != keywords or keys.count(_MARK) != keywords:
         return None
-    call.span = (pos, stop)
-    return call, stop
+    names = keys.split(_MARK)
+    del names[0]
+    if not _VALUE_WORDS.isdisjoint(names) or words and ("true" in keys or "false" in keys or "null" in keys):
+        return None  # True=...; or a name holding True, which was rewritten
+    return dict(zip(names, value.values()))
 
 
-def quick_list_at(text: str, pos: int) -> tuple[list[CallSyntax], int] | None:
-    """The plain-form list of calls ``[f(...), g(...)]`` starting at ``pos`` (spans set) and
-    where it ends, or ``None``."""
-    reader = _Quick(text)
+def plain_call_at(text: str, begin: int, open_pos: int, end: int) -> tuple[CallSyntax, int] | None:
+    """The plain-form call named by ``text[begin:open_pos]`` whose "(" is at ``open_pos`` and
+    that ends by ``end`` (its span set), and where it ends; ``None`` outside the plain form."""
+    close = text.find(")", open_pos, end)
+    if close < 0:
+        return None
+    items = plain_arguments(text[open_pos + 1:close]) if close - open_pos <= _NEAR else None
+    if items is None:
+        if close - open_pos <= _NEAR and "'" not in text[open_pos:close] and '"' not in text[open_pos:close]:
+            return None  # no string hides a ")": that was the end, and not the plain form
+        stop = _PLAIN_ARGUMENTS.match(text, open_pos + 1, end).end()  # type: ignore[union-attr]  # may be empty
+        if (stop == close and close - open_pos <= _NEAR) or not text.startswith(")", stop, end):
+            return None
+        close = stop
+        items = plain_arguments(text[open_pos + 1:close])
+        if items is None:
+            return None
+    if isinstance(items, dict):
+        return CallSyntax(text[begin:open_pos], None, None, (begin, close + 1), items), close + 1
+    return CallSyntax(text[begin:open_pos], items, None, (begin, close + 1)), close + 1
+
+
+#: a name as the grammar's NAME has it, directly followed by "("
+_CALL_NAME = re.compile(r"[^\W\d]\w*+(?:[.\-]\w++)*+\(")
+_SPACE: Any = re.compile(r"[ \t\r\n]*+")  # matches everywhere
+_CALL_SEPARATOR: Any = re.compile(r"[ \t\r\n;]*+")  # matches everywhere
+
+
+def plain_list_at(text: str, pos: int, end: int, tail: Pattern[str] | None = None) -> tuple[list[CallSyntax], int] | None:
+    """The plain-form list of calls ``[f(...), g(...)]`` whose "[" is at ``pos`` (spans set) and
+    where it ends; ``None`` outside the plain form.  ``tail``: what may follow the calls before
+    the "]" (``bracket_call``'s ``→ result``)."""
     calls: list[CallSyntax] = []
-    try:
-        end = _WS.match(text, pos + 1).end()
-        while not text.startswith("]", end):
-            call, stop = reader.call(end)
-            call.span = (end, stop)
-            calls.append(call)
-            end = _WS.match(text, stop).end()
-            if text.startswith(",", end):
-                end = _WS.match(text, end + 1).end()
-            elif not text.startswith("]", end):
-                return None
-    except (Reject, ValueError, IndexError, RecursionError):
-        return None
-    return calls, end + 1
+    at = _SPACE.match(text, pos + 1, end).end()
+    while True:
+        if text.startswith("]", at, end):
+            return calls, at + 1
+        if calls and tail is not None:
+            after = tail.match(text, at, end)
+            if after is not None:
+                at = after.end()
+                return (calls, at + 1) if text.startswith("]", at, end) else None
+        name = _CALL_NAME.match(text, at, end)
+        if name is None:
+            return None
+        read = plain_call_at(text, at, name.end() - 1, end)
+        if read is None:
+            return None
+        calls.append(read[0])
+        at = _SPACE.match(text, read[1], end).end()
+        if text.startswith(",", at, end):
+            at = _SPACE.match(text, at + 1, end).end()
+        elif not text.startswith("]", at, end) and (tail is None or not tail.match(text, at, end)):
+            return None
 
 
-_Q_SEPARATOR: Any = re.compile(r"[ \t\r\n;]*+")  # matches everywhere
+def plain_calls(text: str, shape: str) -> list[CallSyntax] | None:
+    """The calls ``text`` holds in the plain form, spans set; ``None`` outside it.
 
+    ``shape``: ``"lines"`` (calls one a line or ``;``-separated), ``"call"`` (exactly one) or
+    ``"list"`` (a bracketed list of calls).
 
-def quick_calls(text: str, shape: str) -> list[CallSyntax] | None:
-    """The calls of ``text`` in the plain form (``name(key=value, ...)`` with JSON-like
-    literals and Python's ``'...'``, ``True``/``None``), spans set; ``None`` otherwise.
-
-    >>> quick_calls("f(a='x', b={'k': [1, -2.5e3, None]}, c=true)", "call")
+    >>> plain_calls("f(a='x', b={'k': [1, -2.5e3, None]}, c=true)", "call")
     [CallSyntax('f', [('a', 'x'), ('b', {'k': [1, -2500.0, None]}), ('c', True)], bare=[])]
     """
-    reader = _Quick(text)
-    calls: list[CallSyntax] = []
-    try:
-        pos = _WS.match(text).end()
-        if shape == "list":
-            if text[pos:pos + 1] != "[":
-                return None
-            pos = _WS.match(text, pos + 1).end()
-            while text[pos:pos + 1] != "]":
-                call, end = reader.call(pos)
-                call.span = (pos, end)
-                calls.append(call)
-                pos = _WS.match(text, end).end()
-                if text[pos:pos + 1] == ",":
-                    pos = _WS.match(text, pos + 1).end()
-                elif text[pos:pos + 1] != "]":
-                    return None
-            pos = _WS.match(text, pos + 1).end()
-        else:
-            while pos < len(text):
-                call, end = reader.call(pos)
-                call.span = (pos, end)
-                calls.append(call)
-                if shape == "call":
-                    pos = _WS.match(text, end).end()
-                    break
-                separator = _Q_SEPARATOR.match(text, end)
-                pos = separator.end()
-                if pos < len(text) and separator.group().strip(" \t") == "":
-                    return None  # two calls on one line without a ";" between them
-        if pos != len(text) or not calls and shape != "list":
+    n = len(text)
+    pos = _SPACE.match(text).end()
+    if shape == "list":
+        if not text.startswith("[", pos):
             return None
-    except (Reject, ValueError, IndexError, RecursionError):
+        read_list = plain_list_at(text, pos, n)
+        if read_list is None or _SPACE.match(text, read_list[1]).end() != n:
+            return None
+        return read_list[0]
+    calls: list[CallSyntax] = []
+    while pos < n:
+        name = _CALL_NAME.match(text, pos)
+        read = plain_call_at(text, pos, name.end() - 1, n) if name is not None else None
+        if read is None:
+            return None
+        calls.append(read[0])
+        pos = (_SPACE if shape == "call" else _CALL_SEPARATOR).match(text, read[1]).end()
+        if shape == "call":
+            break
+    if pos != n or not calls:
         return None
-    if len(calls) == 1 and shape != "list":
-        calls[0].span = (0, len(text))
+    if len(calls) == 1:
+        calls[0].span = (0, n)
     return calls
+
+
+def fast_calls(text: str, shape: str, budget: Budget | None = None) -> list[CallSyntax] | None:
+    """The calls of ``text`` as the fast readers read them — the plain reader, else ``ast.parse``
+    when ``text`` ends like code (within ``budget``, the reply's) — or ``None`` (the grammar decides).
+
+    >>> fast_calls('f(1, a="x", b=[True, None], c=-2.5)', "call")
+    [CallSyntax('f', [(None, 1), ('a', 'x'), ('b', [True, None]), ('c', -2.5)], bare=[])]
+    >>> fast_calls('f(a=g(1))', "call") is None
+    True
+    """
+    calls = plain_calls(text, shape)
+    if calls is not None:
+        return calls
+    if not _may_be_python(text) or not (budget if budget is not None else Budget()).ast(text):
+        return None
+    return ast_calls(text, shape)
 
 
 # ---------------------------------------------------------------------------------------------
 # locating candidates
 
-#: the start of a call: a name (not preceded by a name character) directly followed by "("
-CALL_HEAD = re.compile(r"(?<![\w.\-])[^\W\d][\w.\-]*+\(")
-#: a reply that starts like a call (the whole-reply fast path is worth trying)
+#: a reply that starts like a call (so it may be nothing but calls)
 CALL_START = re.compile(r"[^\W\d][\w.\-]*+[ \t]*+\(")
 #: a "[" opening a list of calls
 LIST_HEAD = re.compile(r"\[[ \t\r\n]*+(?=[^\W\d][\w.\-]*+\()")
@@ -854,27 +795,40 @@ PY_STRING = re.compile(r'"""(?:[^"\\]++|\\.|"(?!""))*+"""|\'\'\'(?:[^\'\\]++|\\.
 _OPEN_AFTER_NAME = re.compile(r"\((?<=[\w.\-]\()(?:(?<=[^\W\d]\()|(?<=[^\W\d][\w.\-]\()|(?<=[\w.\-]{3}\())")
 #: the last character of a window that is not a name character
 _NAME_BREAK = re.compile(r"[^\w.\-](?=[\w.\-]*+\Z)")
-#: a name (after any leading "." and "-") and its "(", from where its run of name characters starts
-_NAME_AT = re.compile(r"[.\-]*+([^\W\d][\w.\-]*+)\(")
+#: a name as the grammar's NAME has it (after any leading "." and "-") and its "(", from where
+#: its run of name characters starts
+_NAME_AT = re.compile(r"[.\-]*+([^\W\d]\w*+(?:[.\-]\w++)*+)\(")
+#: the same, at the start of a run of name characters and ending a window (at its "(")
+_HEAD_END = re.compile(r"(?<![\w.\-])[.\-]*+([^\W\d]\w*+(?:[.\-]\w++)*+)\(\Z")
+
+#: what a head iterator gives: where the candidate begins, its opening bracket, and the name it
+#: calls (``None`` when the syntax names none there); ``begin`` is -1 for a place that looked like
+#: a head and is none, so that a caller can count what it looked at
+Head = Tuple[int, int, "str | None"]
 
 
 class Heads:
-    """The matches of ``pattern`` in ``text[start:end]``, in order: each one C search from
-    where the last match began (a pattern's lookarounds do the checking, so nothing is looked
-    at twice in Python).  :meth:`skip_to` jumps past a candidate that was read.  ``first``,
-    if given, is tried at ``start`` before the search (for a head that a pattern beginning with
-    a literal cannot see there, such as a line's first character at the start of the text).
+    """The heads of ``pattern``'s matches in ``text[start:end]``, in order (``head`` makes a
+    :data:`Head` of a match; by default the match's start, twice): each one C search from where
+    the last match began (a pattern's lookarounds do the checking, so nothing is looked at twice
+    in Python).  :meth:`skip_to` jumps past a candidate that was read.  ``first``, if given, is
+    tried at ``start`` before the search (for a head that a pattern beginning with a literal
+    cannot see there, such as a line's first character at the start of the text).
 
     A pattern should begin with a literal or a character class (not a lookbehind): Python's
     engine then jumps to the places it can match in a C loop, many times faster.
+
+    >>> [h for h in Heads("a [f(1)] [g(2)]", LIST_HEAD)]
+    [(2, 2, None), (9, 9, None)]
     """
 
-    __slots__ = ("text", "pattern", "pos", "end", "first")
+    __slots__ = ("text", "pattern", "pos", "end", "first", "head")
 
-    def __init__(self, text: str, pattern: re.Pattern[str], start: int = 0, end: int | None = None,
-                 first: re.Pattern[str] | None = None) -> None:
+    def __init__(self, text: str, pattern: Pattern[str], start: int = 0, end: int | None = None,
+                 first: Pattern[str] | None = None, head: Callable[[re.Match[str]], Head] | None = None) -> None:
         self.text, self.pattern, self.pos, self.first = text, pattern, start, first
         self.end = len(text) if end is None else end
+        self.head = head
 
     def __iter__(self) -> "Heads":
         return self
@@ -882,56 +836,69 @@ class Heads:
     def skip_to(self, pos: int) -> None:
         self.pos = max(self.pos, pos)
 
-    def __next__(self) -> re.Match[str]:
+    def __next__(self) -> Head:
+        m = None
         if self.first is not None:
             m = self.first.match(self.text, self.pos, self.end)
             self.first = None
-            if m is not None:
-                self.pos = m.start() + 1
-                return m
-        m = self.pattern.search(self.text, self.pos, self.end)
         if m is None:
-            raise StopIteration
+            m = self.pattern.search(self.text, self.pos, self.end)
+            if m is None:
+                raise StopIteration
         self.pos = m.start() + 1
-        return m
+        return self.head(m) if self.head is not None else (m.start(), m.start(), None)
 
 
-def call_heads(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
-    """``(begin, open)`` of each ``name(`` in ``text[start:end]``: a name (letters, digits, ``_``,
-    inner ``.`` and ``-``, not starting with a digit; leading ``.`` and ``-`` not part of it)
-    directly before a ``(``, the whole run of name characters before the ``(`` (from ``start``
-    on) making it up.  A C search finds each ``(`` that follows a name character; the run's
-    start is found by a C search back over windows doubling in size (so a name is read once).
-    A ``(`` after name characters that make no name (``9(``) gives ``(-1, open)``, so that a
-    caller can count what it looked at.
+class CallHeads:
+    """The heads of each ``name(`` in ``text[start:end]``: a name as the grammar's ``NAME`` has it
+    (letters, digits, ``_``, inner ``.`` and ``-``, not starting with a digit; leading ``.`` and
+    ``-`` not part of it) directly before a ``(``, the whole run of name characters before the
+    ``(`` (from ``start`` on) making it up.  Each ``(`` is found by a C search (one that passes
+    over every ``(`` with no name character before it, when the first is such); the name by one
+    search of the few characters before it (a window doubling in size for a longer run, so a name
+    is read once).  A ``(`` after name characters that make no name (``9(``) gives
+    ``(-1, open, None)``.
 
-    >>> list(call_heads("x f(1) .g.h(2) 9k(3) (4) é(5)"))
-    [(2, 3), (8, 11), (-1, 17), (25, 26)]
+    >>> list(CallHeads("x f(1) .g.h(2) 9k(3) (4) é(5)"))
+    [(2, 3, 'f'), (8, 11, 'g.h'), (-1, 17, None), (25, 26, 'é')]
     """
-    end = len(text) if end is None else end
-    search, back, name_at = _OPEN_AFTER_NAME.search, _NAME_BREAK.search, _NAME_AT.match
-    pos = start
-    while True:
-        m = search(text, pos, end)
-        if m is None:
-            return
-        open_pos = pos = m.start()
-        pos += 1
-        if open_pos <= start:
-            continue  # the name character before it lies before ``start``
+
+    __slots__ = ("text", "start", "pos", "end")
+
+    def __init__(self, text: str, start: int = 0, end: int | None = None) -> None:
+        self.text, self.start, self.pos = text, start, start
+        self.end = len(text) if end is None else end
+
+    def __iter__(self) -> "CallHeads":
+        return self
+
+    def skip_to(self, pos: int) -> None:
+        self.pos = max(self.pos, pos)
+
+    def __next__(self) -> Head:
+        text, start = self.text, self.start
+        open_pos = text.find("(", self.pos, self.end)
+        if open_pos < 0:
+            raise StopIteration
+        before = text[open_pos - 1] if open_pos > start else " "
+        if not (before.isalnum() or before in "_.-"):  # no name there: on to the next "(" after one, in C
+            after_name = _OPEN_AFTER_NAME.search(text, open_pos + 1, self.end)
+            if after_name is None:
+                self.pos = self.end
+                raise StopIteration
+            open_pos = after_name.start()
+        self.pos = open_pos + 1
         width = 16
         while True:
             low = max(start, open_pos - width)
-            cut = back(text, low, open_pos)
-            if cut is not None:
-                run = cut.start() + 1
-                break
-            if low == start:
-                run = start
-                break
+            head = _HEAD_END.search(text, low, open_pos + 1)
+            if head is None and low == start:  # a run from ``start`` on (whatever stands before it)
+                head = _NAME_AT.match(text, start, open_pos + 1)
+            if head is not None:
+                return head.start(1), open_pos, head.group(1)
+            if low == start or _NAME_BREAK.search(text, low, open_pos) is not None:
+                return -1, open_pos, None  # the run starts in the window and makes no name
             width *= 2
-        head = name_at(text, run, open_pos + 1)
-        yield (head.start(1) if head is not None else -1), open_pos
 
 
 def match_close(text: str, open_pos: int, quoting: "Quoting | None" = None) -> int:
@@ -982,7 +949,7 @@ PY_QUOTING = Quoting(PY_STRING, "\"'", {"'": r"'(?:[^'\\\r\n]++|\\.)*+", '"': r'
 #: what Closer.close answers for a bracket it could not match within the reply's budget
 UNREAD = -2
 #: the note's words when that happens
-SCAN_SPENT = "its brackets were not matched within what one reply may cost (Limits.max_scan_steps)"
+SCAN_SPENT = "its brackets were not matched within what one reply may cost (Limits.reply_scan_steps)"
 
 
 class Closer:
@@ -1108,9 +1075,17 @@ class Closer:
         return table.get(open_pos, answer)
 
 
+# ---------------------------------------------------------------------------------------------
+# binding calls to tools: the one place the family consults the toolset
+
 def resolve(name: str, tools: Toolset | None) -> tuple[Tool | None, str]:
     """The tool ``name`` stands for, and the name to report: a dotted prefix the toolset does
-    not know (``functions.get_weather``) is dropped when the rest names a tool."""
+    not know (``functions.get_weather``) is dropped when the rest names a tool.
+
+    >>> from toolform_rules import sample_toolset
+    >>> resolve("functions.legal_draft_v3", sample_toolset())[1], resolve("ghost", sample_toolset())
+    ('legal_draft_v3', (None, 'ghost'))
+    """
     if tools is None:
         return None, name
     tool = tools.get(name)
@@ -1132,24 +1107,19 @@ def parameter_order(tool: Tool | None) -> list[str]:
     return [p.name for p in tool.parameters.properties]
 
 
-def bind(call: CallSyntax, tool: Tool | None, notes: list[str]) -> dict[str, Any]:
+def bind(call: CallSyntax, tool: Tool | None, notes: list[str], name: str | None = None) -> dict[str, Any]:
     """The call's arguments as a mapping: keywords by name; positional values by the tool's
     parameter order (``_pos0``, ``_pos1``, … when there is no tool, no parameter left or the
-    parameter is also given by keyword).  A repeated keyword keeps its last value (noted).
+    parameter is also given by keyword).  A repeated keyword keeps its last value (noted, with
+    ``name`` or the call's own).
 
     >>> bind(CallSyntax("f", [(None, "Acme"), ("term_months", 12)]), None, [])
     {'_pos0': 'Acme', 'term_months': 12}
     """
-    if all(k is not None for k, _ in call.items):
-        arguments: dict[str, Any] = {}
-        for key, value in call.items:
-            if key in arguments:
-                notes.append(f"{call.name}: the argument {key!r} is given twice; the last value is kept")
-            arguments[key] = value  # type: ignore[index]
-        return arguments
-    order = parameter_order(tool)
+    name = call.name if name is None else name
+    order = parameter_order(tool) if any(k is None for k, _ in call.items) else []
     named = {k for k, _ in call.items if k is not None}
-    arguments = {}
+    arguments: dict[str, Any] = {}
     index = 0
     for key, value in call.items:
         if key is None:
@@ -1157,52 +1127,387 @@ def bind(call: CallSyntax, tool: Tool | None, notes: list[str]) -> dict[str, Any
             if target is None or target in named or target in arguments:
                 target = f"_pos{index}"
                 if tool is not None:
-                    notes.append(f"{call.name}: positional value {index + 1} has no parameter left to bind to")
+                    notes.append(f"{name}: positional value {index + 1} has no parameter left to bind to")
             index += 1
             key = target
         elif key in arguments:
-            notes.append(f"{call.name}: the argument {key!r} is given twice; the last value is kept")
+            notes.append(f"{name}: the argument {key!r} is given twice; the last value is kept")
         arguments[key] = value
     return arguments
 
 
-def outside(text: str, spans: Iterable[tuple[int, int]], ignorable: str = " \t\r\n;") -> str:
-    """What ``text`` holds outside ``spans`` (sorted, disjoint); empty when that is only
-    ``ignorable`` characters.
+#: what may stand between (and around) the calls of a reply that keeps to the format
+BLANK = re.compile(r"[ \t\r\n;]*+")
 
-    >>> outside("f(); x g()", [(0, 3), (7, 10)]), outside("f(); g()", [(0, 3), (5, 8)])
+
+def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] = BLANK, start: int = 0,
+            end: int | None = None) -> str:
+    r"""What ``text[start:end]`` holds outside ``spans`` (sorted, disjoint), each run of white space
+    one space; empty when each stretch between them is only what ``between`` matches.
+
+    >>> outside("f(); x\n  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
     ('; x', '')
     """
-    parts = []
-    pos = 0
-    for start, end in spans:
-        parts.append(text[pos:start])
-        pos = max(pos, end)
-    parts.append(text[pos:])
-    rest = "".join(parts)
-    return rest.strip() if rest.strip(ignorable) else ""
+    end = len(text) if end is None else end
+    gaps = []
+    pos = start
+    for first, last in spans:
+        if first > pos:
+            gaps.append((pos, first))
+        pos = max(pos, last)
+    if pos < end:
+        gaps.append((pos, end))
+    if all(between.fullmatch(text, first, last) for first, last in gaps):
+        return ""
+    words: list[str] = []
+    for first, last in gaps:
+        words += text[first:last].split()
+    return " ".join(words)
 
 
 def leftover_note(rest: str, what: str = "the calls") -> str:
-    shown = " ".join(rest.split())
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"text outside {what} was ignored: {shown!r}"
+    """The note for text a reply holds besides its calls (as :func:`outside` gives it; shortened).
+
+    >>> leftover_note("Sure, here:")
+    "text outside the calls was ignored: 'Sure, here:'"
+    """
+    return f"text outside {what} was ignored: {rest if len(rest) <= 60 else rest[:57] + '...'!r}"
 
 
-def strip_fence(text: str) -> tuple[str, int]:
-    """``text`` without one Markdown code fence around all of it, and where that body starts."""
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and len(stripped) >= 6:
-        inner = stripped[3:-3]
-        newline = inner.find("\n")
-        if newline >= 0:
-            first = inner[:newline].strip()
-            if not first or first.replace("-", "").replace("+", "").isalnum():
-                inner = inner[newline + 1:]
-        body = inner.strip()
-    else:
-        body = stripped
-    return body, (text.find(body) if body else 0)
+# ---------------------------------------------------------------------------------------------
+# the reading skeleton
+
+class Reader:
+    """How one kind of candidate is found and read: the hooks of :func:`scan`.
+
+    A format subclasses it: :meth:`heads` says where candidates start, :meth:`read_at` is the
+    fast reader (the calls of a well-formed candidate and where it ends, found without bracket
+    matching; ``None`` for anything else), :meth:`read_slow` reads what it declined (by default
+    the grammar, within the reply's budget; a :class:`GrammarFailure` says where it stops).
+    The class attributes say how a candidate that cannot be read is taken.
+    """
+
+    #: the grammar a candidate is read with at last, and its transformer
+    grammar = "python_call"
+    transformer: Callable[[], Transformer] = PythonValues
+    #: how the syntax writes strings (for the bracket matcher)
+    quoting: "Quoting"
+    #: the notes' words: "the {unit} at character N could not be read", "stopped looking for {units}"
+    unit, units = "call", "calls"
+    #: after a candidate that cannot be read, look for candidates inside it (prose in parentheses
+    #: may hold a call); else go on after it
+    look_inside = True
+    #: note every candidate that cannot be read (else only the first)
+    every_failure = False
+    #: stop at a candidate that never closes or whose brackets were not matched within the budget
+    #: (what follows may lie inside it)
+    gives_up = False
+
+    def heads(self, text: str, start: int, end: int) -> "Heads | CallHeads":
+        """Where the candidates of ``text[start:end]`` start."""
+        raise NotImplementedError
+
+    def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
+        """The fast reader: the calls of the candidate at ``begin`` and where it ends, or ``None``."""
+        return None
+
+    def stop_after(self, text: str, close: int, end: int) -> int:
+        """Where a candidate whose brackets close at ``close`` ends (a statement's ``;``, say)."""
+        return close
+
+    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
+        """The calls of ``text[begin:stop]`` (``closed``: its brackets close there), read by the grammar."""
+        return grammar_read(self.grammar, self.transformer(), text, budget, (begin, stop))
+
+    def where(self, begin: int) -> str:
+        """The candidate at ``begin``, in a note."""
+        return f"the {self.unit} at character {begin}"
+
+
+class Scan:
+    """What :func:`scan` found: the calls (spans set), the candidates' spans, the candidates that
+    could not be read (``(name, note)``), the names passed over, and the text left outside."""
+
+    __slots__ = ("calls", "spans", "failures", "skipped", "rest")
+
+    def __init__(self) -> None:
+        self.calls: list[CallSyntax] = []
+        self.spans: list[tuple[int, int]] = []
+        self.failures: list[tuple[str | None, str]] = []
+        self.skipped: list[str] = []
+        self.rest = ""
+
+
+def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Toolset | None = None, *,
+         start: int = 0, end: int | None = None, gate: bool = False) -> Scan:
+    """The candidates of ``text[start:end]`` (where ``reader.heads`` says), each read once.
+
+    A candidate is read by ``reader.read_at``, which needs no bracket matching; only when that
+    declines are its brackets matched (one :class:`Closer` for the whole text: it is scanned
+    once, however many candidates ask) and ``reader.read_slow`` reads it.  ``gate``: with
+    ``tools``, a candidate whose name no tool has is passed over, unread (prose is full of
+    ``word(...)``).  ``budget`` bounds the heads and candidates looked at; past it, a note says so.
+
+    >>> found = scan(PythonCalls(), "Use f(a=1), then g(x=[1, 2]).", Budget(), [])
+    >>> [(c.name, c.items) for c in found.calls], found.spans
+    ([('f', [('a', 1)]), ('g', [('x', [1, 2])])], [(4, 10), (17, 28)])
+    """
+    end = len(text) if end is None else end
+    found = Scan()
+    heads = reader.heads(text, start, end)
+    closer: Closer | None = None
+    covered = start
+    nameless = 0
+    for begin, open_pos, name in heads:
+        if budget.heads <= 0 or budget.candidates <= 0:
+            notes.append(f"stopped looking for {reader.units}: too many candidates (Limits.reply_candidates)")
+            break
+        if begin < 0:  # "12(": cheap to pass over, yet not free
+            nameless += 1
+            if nameless % 4 == 0:
+                budget.heads -= 1
+            continue
+        if begin < covered:
+            continue
+        budget.heads -= 1
+        if gate and tools is not None and name is not None and resolve(name, tools)[0] is None:
+            if len(found.skipped) < 5 and name not in found.skipped:
+                found.skipped.append(name)
+            continue
+        budget.candidates -= 1
+        read = reader.read_at(text, begin, open_pos, end)
+        if read is None:
+            if closer is None:
+                closer = Closer(text, reader.quoting, budget)
+            close = closer.close(open_pos)
+            if close == UNREAD:  # as for a candidate that never closes
+                found.failures.append((name, f"{reader.where(begin)} could not be read: {SCAN_SPENT}"))
+                if reader.gives_up:
+                    break
+                continue
+            closed = 0 <= close <= end
+            stop = reader.stop_after(text, close, end) if closed else end
+            try:
+                calls = reader.read_slow(text, begin, stop, closed, budget)
+            except GrammarFailure as err:
+                found.failures.append((name, f"{reader.where(begin)} could not be read: {err.describe()}"))
+                if reader.gives_up and not closed:
+                    break
+                if not reader.look_inside:
+                    covered = stop
+                    heads.skip_to(stop)
+                continue
+        else:
+            calls, stop = read
+        for call in calls:
+            if call.span is None:
+                call.span = (begin, stop)
+        found.calls.extend(calls)
+        found.spans.append((begin, stop))
+        covered = stop
+        heads.skip_to(stop)
+    return found
+
+
+class CodeFamily(Protocol):
+    """A protocol of the code family: a reply (without a code fence around it) read by
+    :func:`scan` with the format's :attr:`reader`, its calls bound to their tools (:meth:`finish`).
+
+    Where a reply may be nothing but calls (:meth:`alone`), every call in it counts whatever its
+    name; once it proves to hold running text, only names of the toolset's tools do (the reader's
+    heads that name something).  Compliant: calls, nothing but :attr:`between` around them, no
+    candidate that could not be read, no bare word read as text.
+    """
+
+    reader: Reader
+    #: what may stand between (and around) the calls of a reply that keeps to the format
+    between: Pattern[str] = BLANK
+    #: the leftover note's words for what was read
+    read_what = "the calls"
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        body, offset, _ = strip_code_fence(text)
+        budget = Budget(limits)
+        notes: list[str] = []
+        found = self.read_candidates(self.reader, body, tools, budget, notes)
+        if found.calls and found.rest:
+            notes.append(leftover_note(found.rest, self.read_what))
+        compliant = bool(found.calls) and not found.rest and not found.failures and not any(c.bare for c in found.calls)
+        return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), compliant)
+
+    def alone(self, text: str, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` may be nothing but calls (its first and last characters say)."""
+        return False
+
+    def keeps(self, call: CallSyntax, tools: Toolset | None) -> bool:
+        """Whether a call read in running text is kept (``sexpr_call`` drops a remark in parentheses)."""
+        return True
+
+    def read_candidates(self, reader: Reader, text: str, tools: Toolset | None, budget: Budget, notes: list[str],
+                        start: int = 0, end: int | None = None, *, note_failures: bool = True) -> Scan:
+        """:func:`scan` of ``text[start:end]``, then what counts: a reply that proved to hold running
+        text keeps only calls to known tools; the names passed over are noted, and (with
+        ``note_failures``) the candidates that could not be read."""
+        end = len(text) if end is None else end
+        alone = self.alone(text, start, end)
+        found = scan(reader, text, budget, notes, tools, start=start, end=end, gate=not alone)
+        found.rest = outside(text, found.spans, self.between, start, end)
+        if not alone or found.rest or found.failures or any(c.bare for c in found.calls):
+            self._in_prose(found, tools, alone, text, start, end)
+        if found.failures and note_failures:
+            if reader.every_failure:
+                notes.extend(note for _, note in found.failures)
+            else:
+                notes.append(found.failures[0][1])
+        if not found.calls and found.skipped:
+            notes.append("no call to a known tool; ignored: " + ", ".join(self.shown(name) for name in found.skipped))
+        return found
+
+    def _in_prose(self, found: Scan, tools: Toolset | None, read_ungated: bool, text: str, start: int,
+                  end: int) -> None:
+        """Keep what counts in running text: calls :meth:`keeps` keeps and, when the candidates were
+        read ungated, only calls to known tools (and only their failures)."""
+        def known(name: str | None) -> bool:
+            if not read_ungated or tools is None or name is None or resolve(name, tools)[0] is not None:
+                return True
+            if len(found.skipped) < 5 and name not in found.skipped:
+                found.skipped.append(name)
+            return False
+
+        kept = [c for c in found.calls if known(c.name) and self.keeps(c, tools)]
+        if len(kept) != len(found.calls):
+            found.calls = kept
+            found.spans = [c.span for c in kept if c.span is not None]
+            found.rest = outside(text, found.spans, self.between, start, end)
+        if read_ungated:
+            found.failures = [f for f in found.failures if known(f[0])]
+
+    def shown(self, name: str) -> str:
+        """A name passed over, as the note shows it."""
+        return f"{name}(...)"
+
+    def finish(self, found: Sequence[CallSyntax], tools: Toolset | None, notes: list[str],
+               offset: int = 0) -> tuple[RawCall, ...]:
+        """The found calls as :class:`RawCall` objects, spans shifted by ``offset``: keywords as
+        written; positional values bound to the tool's parameters (:func:`resolve`, :func:`bind`);
+        a dotted prefix the toolset does not know dropped."""
+        calls = []
+        for call in found:
+            name, arguments, tool = call.name, call.arguments, None
+            if arguments is None:
+                items = call.items
+                arguments = dict(cast("list[tuple[str, Any]]", items))  # a None key is looked for next
+                if None in arguments or len(arguments) != len(items):
+                    arguments = None  # positional values, or a keyword given twice: bound below
+            if arguments is None or "." in name:
+                tool, name = resolve(name, tools)
+                if name != call.name:
+                    notes.append(f"read {call.name!r} as the tool {name!r}")
+            for word in call.bare:
+                notes.append(f"{name}: the bare word {word!r} was read as text")
+            if arguments is None:
+                arguments = bind(call, tool, notes, name)
+            span = call.span
+            calls.append(RawCall(name, arguments, (span[0] + offset, span[1] + offset) if span else None))
+        return tuple(calls)
+
+    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
+        raise NotImplementedError
+
+
+def call_names(tools: Toolset | Iterable[Any] | None) -> list[str]:
+    """Tool names for an instruction's example (``tool_name`` when none are known)."""
+    if tools is None:
+        return []
+    names = []
+    for tool in tools:
+        name = getattr(tool, "name", None)
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# the Python-syntax protocols
+
+#: what may stand between (and around) Python calls: white space, ";" and comments
+PY_BETWEEN = re.compile(r"(?:[ \t\r\n;]++|#[^\r\n]*+)*+")
+
+
+class PythonCalls(Reader):
+    """Python calls ``name(...)`` in a text: the plain reader, else ``ast.parse``, else
+    ``python_call``'s grammar (which reads calls outside any list, bracket or marker)."""
+
+    quoting = PY_QUOTING
+
+    def heads(self, text: str, start: int, end: int) -> CallHeads:
+        return CallHeads(text, start, end)
+
+    def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
+        read = plain_call_at(text, begin, open_pos, end)
+        return None if read is None else ([read[0]], read[1])
+
+    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
+        if not closed:
+            raise GrammarFailure(self.grammar, 1, stop - begin + 1, ("')'",), "the end of the text")
+        candidate = text[begin:stop]
+        calls = ast_calls(candidate, "call") if _may_be_python(candidate) and budget.ast(candidate) else None
+        if calls is None:
+            calls = grammar_read(self.grammar, PythonValues(), candidate, budget)
+        if len(calls) != 1:
+            return []
+        calls[0].span = (begin, stop)
+        return calls
+
+
+class PythonLists(Reader):
+    """Bracketed lists of Python calls ``[f(...), g(...)]``: the plain reader, else ``ast.parse``,
+    else the format's grammar.  ``tail``: what may follow the calls before the ``]``."""
+
+    quoting = PY_QUOTING
+    unit = "bracketed calls"
+    every_failure = gives_up = True
+
+    def __init__(self, grammar: str, transformer: Callable[[], Transformer], tail: Pattern[str] | None = None) -> None:
+        self.grammar, self.transformer, self.tail = grammar, transformer, tail
+
+    def heads(self, text: str, start: int, end: int) -> Heads:
+        return Heads(text, LIST_HEAD, start, end)
+
+    def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
+        return plain_list_at(text, begin, end, self.tail)
+
+    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
+        candidate = text[begin:stop]
+        calls = ast_calls(candidate, "list") if _may_be_python(candidate) and budget.ast(candidate) else None
+        if calls is None:
+            calls = grammar_read(self.grammar, self.transformer(), candidate, budget)
+        for call in calls:
+            call.span = (begin + call.span[0], begin + call.span[1]) if call.span else (begin, stop)
+        return calls
+
+    def where(self, begin: int) -> str:
+        return "the bracketed calls" if begin == 0 else f"the bracketed calls at character {begin}"
+
+
+class PythonFamily(CodeFamily):
+    """The Python-syntax protocols: calls read by :class:`PythonCalls`; a reply that starts like
+    a call and ends like one may be nothing but calls."""
+
+    reader: Reader = PythonCalls()
+    between = PY_BETWEEN
+
+    def alone(self, text: str, start: int, end: int) -> bool:
+        return text.endswith((")", ";"), start, end) and CALL_START.match(text, start, end) is not None
+
+    def read_lists(self, lists: PythonLists, body: str, tools: Toolset | None, budget: Budget,
+                   notes: list[str]) -> Scan:
+        """The bracketed lists of calls in ``body``; their calls' spans are the calls', the scan's
+        spans the lists'."""
+        found = scan(lists, body, budget, notes, tools)
+        found.rest = outside(body, found.spans, self.between)
+        notes.extend(note for _, note in found.failures)
+        return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1257,187 +1562,10 @@ def python_call_text(call: ToolCall) -> str:
     return f"{call.name}({arguments})"
 
 
-# ---------------------------------------------------------------------------------------------
-# the protocols' shared machinery
-
-class PythonFamily(Protocol):
-    """What the Python-syntax protocols share: reading one candidate (fast path, then the
-    grammar), finding bare calls in prose, binding them to tools, keeping notes."""
-
-    grammar = "python_call"
-    transformer: Callable[[], Transformer] = PythonValues
-
-    def read(self, text: str, shape: str, budget: Budget | None = None) -> list[CallSyntax]:  # type: ignore[override]  # until the code family's reader is the base's read() hook (issue 10)
-        """The calls in one candidate: the fast path, else the grammar (may raise GrammarFailure)."""
-        calls = fast_calls(text, shape, budget)
-        if calls is not None:
-            return calls
-        result = grammar_read(self.grammar, self.transformer(), text, budget)
-        return result if isinstance(result, list) else [result]
-
-    def read_call(self, text: str, budget: Budget | None = None) -> list[CallSyntax]:
-        """One bare call ``name(...)`` (the fast path, then ``python_call``'s grammar, which reads
-        calls outside any list, bracket or marker)."""
-        calls = fast_calls(text, "call", budget)
-        if calls is not None:
-            return calls
-        result = grammar_read("python_call", PythonValues(), text, budget)
-        return result if isinstance(result, list) else [result]
-
-    def finish(self, found: list[CallSyntax], tools: Toolset | None, notes: list[str],
-               offset: int = 0) -> list[RawCall]:
-        """Bind the found calls to their tools: :class:`RawCall` objects, spans shifted by ``offset``."""
-        calls = []
-        for call in found:
-            tool, name = resolve(call.name, tools)
-            if name != call.name:
-                notes.append(f"read {call.name!r} as the tool {name!r}")
-                call = CallSyntax(name, call.items, call.bare, call.span)
-            for word in call.bare:
-                notes.append(f"{call.name}: the bare word {word!r} was read as text")
-            span = (call.span[0] + offset, call.span[1] + offset) if call.span else None
-            calls.append(RawCall(call.name, bind(call, tool, notes), span))
-        return calls
-
-    def prose_calls(self, text: str, tools: Toolset | None, notes: list[str], budget: Budget, *, start: int = 0,
-                    end: int | None = None) -> list[CallSyntax]:
-        """Bare calls ``name(...)`` in ``text[start:end]``, running text (each with its span).
-
-        A candidate must read completely as a call; with a toolset, only names of its tools
-        count (prose is full of ``word(...)``).  A call nested in another candidate is found
-        when the outer one is not a call (``print(f(a=1))``).  Linear: the heads are found by
-        one search over the text, the brackets matched in one pass, each candidate read once;
-        ``budget`` bounds how many heads and candidates are looked at.
-        """
-        end = len(text) if end is None else end
-        closer = Closer(text, PY_QUOTING, budget)
-        found: list[CallSyntax] = []
-        covered = -1
-        failure: str | None = None
-        skipped: list[str] = []
-        nameless = 0
-        for begin, open_pos in call_heads(text, start, end):
-            if budget.heads <= 0 or budget.candidates <= 0:
-                notes.append("stopped looking for calls: too many candidates")
-                break
-            if begin < 0:  # "12(": cheap to pass over, yet not free
-                nameless += 1
-                if nameless % 4 == 0:
-                    budget.heads -= 1
-                continue
-            budget.heads -= 1
-            if begin < covered:
-                continue
-            name = text[begin:open_pos].strip(".-")
-            if tools is not None and resolve(name, tools)[0] is None:
-                if len(skipped) < 5 and name not in skipped:
-                    skipped.append(name)
-                continue
-            budget.candidates -= 1
-            quick = quick_call_at(text, begin, end)
-            if quick is not None:  # the plain form needs no bracket matching
-                found.append(quick[0])
-                covered = quick[1]
-                continue
-            close = closer.close(open_pos)
-            if close == UNREAD:  # as for a call that never closes: the calls after it are still looked for
-                failure = failure or f"the call at character {begin} could not be read: {SCAN_SPENT}"
-                continue
-            stop = close if 0 <= close <= end else end
-            candidate = text[begin:stop]
-            try:
-                calls = self.read_call(candidate, budget) if close >= 0 else None
-                if calls is None:
-                    raise GrammarFailure("python_call", 1, len(candidate) + 1, ("')'",), "the end of the text")
-            except GrammarFailure as err:
-                if failure is None:
-                    failure = f"the call at character {begin} could not be read: {err.describe()}"
-                continue
-            if len(calls) != 1:
-                continue
-            calls[0].span = (begin, stop)
-            found.append(calls[0])
-            covered = stop
-        if failure:
-            notes.append(failure)
-        if not found and skipped:
-            notes.append("no call to a known tool; ignored: " + ", ".join(f"{s}(...)" for s in skipped))
-        return found
-
-    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
-        raise NotImplementedError
-
-
-def call_names(tools: Toolset | Iterable[Any] | None) -> list[str]:
-    """Tool names for an instruction's example (``tool_name`` when none are known)."""
-    if tools is None:
-        return []
-    names = []
-    for tool in tools:
-        name = getattr(tool, "name", None)
-        if isinstance(name, str):
-            names.append(name)
-    return names
-
-
-def render_lines(calls: Sequence[ToolCall], one: Callable[[ToolCall], str]) -> str:
-    return "\n".join(one(c) for c in calls)
-
-
-def list_candidates(protocol: PythonFamily, body: str, notes: list[str], budget: Budget,
-                    shape: str = "list") -> tuple[list[list[CallSyntax]], list[tuple[int, int]], bool]:
-    """The bracketed lists of calls in ``body``: the calls of each list read, their spans, and
-    whether some bracketed candidate could not be read (its note added)."""
-    lists: list[list[CallSyntax]] = []
-    spans: list[tuple[int, int]] = []
-    failed = False
-    covered = -1
-    closer = Closer(body, PY_QUOTING, budget)
-    heads = Heads(body, LIST_HEAD)
-    for m in heads:
-        start = m.start()
-        if start < covered:
-            continue
-        if budget.candidates <= 0:
-            notes.append("stopped looking for calls: too many candidates")
-            break
-        budget.candidates -= 1
-        quick = quick_list_at(body, start) if shape == "list" else None
-        if quick is not None and quick[0]:
-            lists.append(quick[0])
-            spans.append((start, quick[1]))
-            covered = quick[1]
-            heads.skip_to(covered)
-            continue
-        close = closer.close(start)
-        if close == UNREAD:  # as for a list that never closes: what follows may lie inside it
-            notes.append(f"the bracketed calls at character {start} could not be read: {SCAN_SPENT}")
-            failed = True
-            break
-        stop = close if close >= 0 else len(body)
-        candidate = body[start:stop]
-        try:
-            calls = protocol.read(candidate, shape, budget)
-        except GrammarFailure as err:
-            where = "" if start == 0 else f" at character {start}"
-            notes.append(f"the bracketed calls{where} could not be read: {err.describe()}")
-            failed = True
-            if close < 0:
-                break
-            continue
-        for call in calls:
-            call.span = (start + call.span[0], start + call.span[1]) if call.span else (start, stop)
-        lists.append(calls)
-        spans.append((start, stop))
-        covered = stop
-        heads.skip_to(covered)
-    return lists, spans, failed
-
-
-__all__ = ["CALL_HEAD", "CALL_START", "LIST_HEAD", "PY_QUOTING", "PY_STRING", "SCAN_SPENT", "UNREAD", "Budget",
-           "CallSyntax", "Closer", "Heads", "Items", "Object", "Pair", "PythonFamily", "PythonValues", "Quoting",
-           "Reject",
-           "ast_calls", "bind", "call_heads", "call_names", "decode_python_string", "fast_calls", "grammar_read",
-           "guarded", "json_calls", "leftover_note", "list_candidates", "match_close", "outside", "parameter_order",
-           "py_literal", "python_call_text", "quick_call_at", "quick_calls", "quick_list_at", "resolve", "strip_fence",
-           "to_number", "token_estimate", "transform", "unique_pairs"]
+__all__ = ["BLANK", "CALL_START", "CAPS", "LIST_HEAD", "PY_BETWEEN", "PY_QUOTING", "PY_STRING", "SCAN_SPENT", "UNREAD",
+           "Budget", "CallHeads", "CallSyntax", "Closer", "CodeFamily", "Head", "Heads", "Items", "Literals", "Object",
+           "Pair", "PythonCalls", "PythonFamily", "PythonLists", "PythonValues", "Quoting", "Reader", "Reject", "Scan",
+           "ast_calls", "bind", "call_names", "caps", "decode_python_string", "fast_calls", "grammar_read",
+           "json_number", "leftover_note", "match_close", "outside", "parameter_order", "plain_arguments",
+           "plain_call_at", "plain_calls", "plain_list_at", "py_literal", "python_call_text", "resolve", "scan",
+           "to_number", "token_estimate", "transform"]

@@ -28,92 +28,57 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
-from ..limits import DEFAULT_LIMITS, Limits
-from .base import Extraction, Protocol, ProtocolInfo
 from . import json_family
-from ..grammar import Token, Tree
 from .json_family import lenient_json, value_spans
-from .text_family import (Read, grammar_parse, never_raises, read_calls, resolve_tool, terminal_regex, tool_parameters,
+from .text_family import (NAME, Calls, NameFirst, Reading, is_name, quoted_extent, tool_named, tool_parameters,
                           value_text)
 from .values import JsonValues
 
-GRAMMAR = "csv_call"
-
-_NAME = re.compile(terminal_regex(GRAMMAR, "NAME"))
-_FIELD = re.compile(rf"[ \t]*(?:(?P<QUOTED>{terminal_regex(GRAMMAR, 'QUOTED')})|"
-                    rf"(?P<BARE>{terminal_regex(GRAMMAR, 'BARE')}))?[ \t]*")
+#: the grammar's terminals (the tests hold them to ``grammars/csv_call.lark``; NAME is the family's)
+QUOTED = r'"(?:[^"]|"")*"'
+BARE = r'[^ \t\r\n",{\[](?:[^,\r\n]*[^ \t\r\n,])?'
+_HEAD = re.compile(rf"[ \t]*+({NAME})[ \t]*+")
+# a field: QUOTED (written so that a run of plain characters is one step) or BARE, and the spaces around it
+_FIELD = re.compile(rf'[ \t]*(?:(?P<QUOTED>"(?:[^"]++|"")*")|(?P<BARE>{BARE}))?[ \t]*')
 _LEAD = re.compile(r"[ \t]*")
-_QUOTED_SPAN = re.compile(r'"(?:[^"]|"")*"')
-_REST = re.compile(r"[^,\n]*")
-_START = re.compile(r"[ \t]*[A-Za-z_][\w.\-]*[ \t]*(?P<comma>,)?")
+# a row's fields: each a closed quoted stretch (which may hold line breaks) or none, then the rest up to a
+# comma or line break
+_FIELD_STRETCH = r'[ \t]*+(?:"(?:[^"]++|"")*"[^,\n]*+|(?!")[^,\n]*+)'
+_ROW_STRETCHES = re.compile(rf"{_FIELD_STRETCH}(?:,{_FIELD_STRETCH})*+")
 _NEEDS_QUOTES = re.compile(r'[,"\r\n]|^[ \t{\[]|[ \t]$')
-#: prose after the last value of a row, on its line: the value, one space, a sentence (``601 Done.``)
-_TRAILING_PROSE = re.compile(r"(?P<value>\S+) +(?P<prose>[A-Za-z][^\n]{0,200})")
-#: a scalar literal as the text-values typing reads it, for the types that cannot hold a space
-_SCALAR_LITERAL = {
-    "integer": re.compile(r"[-+]?\d{1,400}(?:\.0+)?"),
-    "number": re.compile(r"[-+]?(?:\d{1,400}(?:\.\d{0,400})?|\.\d{1,400})(?:[eE][-+]?\d{1,4})?"),
-    "boolean": re.compile(r"(?i:true|false|yes|no)"),
-}
 
 #: a row as read: the tool name and one field per position (None for an empty field)
 Row = tuple[str, list["str | None"]]
 
 
-def _row_fast(segment: str) -> Row | None:
-    """One row split with the grammar's terminals; ``None`` when a field falls outside them (a
-    bare JSON field, an unclosed quote) — the grammar then reads the row."""
-    m = _NAME.match(segment, _LEAD.match(segment).end())  # type: ignore[union-attr]
-    if m is None:
-        return None
-    pos = _LEAD.match(segment, m.end()).end()  # type: ignore[union-attr]
-    n = len(segment)
-    fields: list[str | None] = []
-    while pos < n:
-        if segment[pos] != ",":
-            return None
-        f = _FIELD.match(segment, pos + 1)
-        if f is None:
-            return None
-        quoted, bare = f.group("QUOTED"), f.group("BARE")
-        if quoted is None and bare is None and f.end() < n and segment[f.end()] in "{[":
-            found = _json_field(segment, f.end())  # a bare JSON field
-            if found is None:
-                return None
-            value, pos = found
-            fields.append(value)
-            continue
-        fields.append(quoted[1:-1].replace('""', '"') if quoted is not None else bare)
-        pos = f.end()
-    return m.group(), fields
-
-
 def _json_field(segment: str, start: int) -> tuple[str, int] | None:
     """A bare ``{...}``/``[...]`` field read as JSON (as models write it) through the JSON family's
     C-backed reader; ``None`` when it is not one value on this line."""
-    spans = value_spans(segment, start, limit=1)
-    if not spans or spans[0][0] != start:
-        return None
-    end = spans[0][1]
+    end = len(segment.rstrip(" \t"))
+    closer = "}" if segment[start] == "{" else "]"
+    if segment[end - 1] != closer or (value := lenient_json(segment[start:end])) is json_family._MISSING:
+        spans = value_spans(segment, start, limit=1)  # not the last field, or not one value: find its end
+        if not spans or spans[0][0] != start:
+            return None
+        end = spans[0][1]
+        value = None
     piece = segment[start:end]
     if any(c in piece for c in "\r\n\f") or piece[-1] not in "}]":
         return None  # the grammar's JSON takes spaces and tabs only; an unclosed group is the grammar's to report
-    value = lenient_json(piece)
-    if value is json_family._MISSING:
-        return None
+    if value is None:
+        value = lenient_json(piece)
+        if value is json_family._MISSING:
+            return None
     return json.dumps(value, ensure_ascii=False), _LEAD.match(segment, end).end()  # type: ignore[union-attr]
 
 
-class _Row(JsonValues):
-    def start(self, rows: list) -> list:  # type: ignore[override]
-        return rows
-
+class _Row(Calls, JsonValues):
     def row(self, items: list) -> Row:
         fields: list[str | None] = []
         for item in items[1:]:
-            if isinstance(item, Token) and item.type == "COMMA":
+            if getattr(item, "type", None) == "COMMA":
                 fields.append(None)
-            elif isinstance(item, Token) and item.type == "QUOTED":
+            elif getattr(item, "type", None) == "QUOTED":
                 fields[-1] = str(item)[1:-1].replace('""', '"')
             else:
                 fields[-1] = str(item)
@@ -121,84 +86,6 @@ class _Row(JsonValues):
 
     def json(self, items: list) -> str:
         return json.dumps(items[0], ensure_ascii=False)
-
-
-def _row_grammar(segment: str) -> Row:
-    tree = grammar_parse(GRAMMAR, segment)
-    rows = _Row().transform(tree) if isinstance(tree, Tree) else []
-    return rows[0] if rows else ("", [])
-
-
-def build_call(name: str, fields: list[str | None], tools: Toolset | None) -> Read:
-    tool = resolve_tool(name, tools)
-    names = tool_parameters(tool)
-    arguments: dict[str, Any] = {}
-    notes: list[str] = []
-    if tool is None:
-        if any(f is not None for f in fields):
-            arguments["_raw"] = [f for f in fields]
-            notes.append(f"{name}: without the tool's schema the {len(fields)} values cannot be named; they are "
-                         "kept in order under _raw")
-        return name, arguments, notes, True
-    last = max((i for i, f in enumerate(fields) if f is not None), default=-1)
-    for position, value in enumerate(fields):
-        if position < len(names):
-            if value is not None:
-                if position == last:
-                    value, prose = _without_trailing_prose(value, tool.parameters.property(names[position]))
-                    if prose:
-                        notes.append(f"{name}: {names[position]}: the text after the value ({prose!r}) is prose, "
-                                     "not part of it")
-                arguments[names[position]] = value
-        elif value is not None:
-            arguments.setdefault("_raw", []).append(value)
-    if len(fields) > len(names) and "_raw" in arguments:
-        notes.append(f"{name}: {len(fields)} values for {len(names)} parameters; the extra values are kept under "
-                     "_raw")
-    return name, arguments, notes, True
-
-
-def _without_trailing_prose(value: str, schema: Any) -> tuple[str, str]:
-    """A row's last value and the prose a model wrote after it on the same line (``601 Done.``).
-
-    Only where the schema's type ends the value: an integer, number or boolean cannot hold a
-    space, so ``601 Done.`` is ``601`` followed by prose.  A string may hold anything, so it is
-    kept whole.
-
-    >>> from toolform_rules import Schema
-    >>> _without_trailing_prose("601 Done.", Schema(types=("integer",)))
-    ('601', 'Done.')
-    >>> _without_trailing_prose("Acme Done.", Schema(types=("string",)))
-    ('Acme Done.', '')
-    """
-    if schema is None or not schema.types or "string" in schema.types:
-        return value, ""
-    found = _TRAILING_PROSE.fullmatch(value)
-    if found is None:
-        return value, ""
-    literal = found.group("value")
-    if any(t in _SCALAR_LITERAL and _SCALAR_LITERAL[t].fullmatch(literal) for t in schema.types):
-        return literal, found.group("prose")
-    return value, ""
-
-
-def _extent(text: str, start: int, end: int) -> int:
-    """A row may run past its line inside a quoted field; a quote left open ends it at its line."""
-    if '"' not in text[start:end]:
-        return end
-    pos = start
-    n = len(text)
-    while True:
-        pos = _LEAD.match(text, pos).end()  # type: ignore[union-attr]
-        if pos < n and text[pos] == '"':
-            q = _QUOTED_SPAN.match(text, pos)
-            if q is None:
-                return end
-            pos = q.end()
-        pos = _REST.match(text, pos).end()  # type: ignore[union-attr]
-        if pos >= n or text[pos] == "\n":
-            return pos - 1 if pos > start and text[pos - 1] == "\r" else pos
-        pos += 1
 
 
 def quote_field(text: str) -> str:
@@ -212,38 +99,82 @@ def quote_field(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-class CsvCall(Protocol):
-    info = ProtocolInfo(
-        id="csv_call",
-        name="Positional CSV call",
-        description="`tool_name,value1,value2`: one CSV row per call, values in the order the schema declares "
-                    "the parameters; values are text, typed from the schema.",
-        parallel=True,
-        text_values=True,
-    )
+class CsvCall(NameFirst):
+    info = NameFirst.about(
+        "csv_call", "Positional CSV call",
+        "`tool_name,value1,value2`: one CSV row per call, values in the order the schema declares the "
+        "parameters; values are text, typed from the schema.")
+    grammar = "csv_call"
+    what = "row"
+    transformer = _Row
+    delimiter = ","
 
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools)
+    def starts(self, head: str, tools: Toolset | None) -> bool:
+        # "Sure, here is the call." is prose: a name no tool answers to, then a space after its comma (a
+        # row is written without one); a row of an unknown tool still reads
+        at = head.find(",")
+        if at >= 0 and head[at + 1:at + 2] == " " and tools is not None and is_name(name := head[:at].strip(" \t")):
+            return tool_named(name, tools) is not None
+        return super().starts(head, tools)
 
-    def _parse(self, text: str, tools: Toolset | None) -> Extraction:
-        def starts(head: str) -> bool:
-            m = _START.match(head)
-            if m is None:
-                return False
-            if m.group("comma"):
-                # "Sure, here is the call." is prose: a name no tool answers to, then a space after
-                # its comma (a row is written without one); a row of an unknown tool still reads
-                return not (head[m.end():m.end() + 1] == " " and resolve_tool(head[:m.end() - 1].strip(), tools)
-                            is None and tools is not None)
-            return m.end() == len(head) and resolve_tool(head.strip(), tools) is not None
+    def extent(self, text: str, start: int, end: int) -> int:
+        """A row may run past its line inside a quoted field; a quote left open ends it at its line."""
+        return quoted_extent(_ROW_STRETCHES, text, start, end) if '"' in text[start:end] else end
 
-        def read_one(segment: str) -> Read:
-            found = _row_fast(segment)
-            if found is None:
-                found = _row_grammar(segment)
-            return build_call(found[0], found[1], tools)
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Row | None:
+        """One row split with the grammar's terminals; ``None`` when a field falls outside them (a
+        bare JSON field that is not one value, an unclosed quote) — the grammar then reads the row."""
+        m = _HEAD.match(segment)
+        if m is None:
+            return None
+        pos = m.end()
+        n = len(segment)
+        fields: list[str | None] = []
+        field = _FIELD.match
+        while pos < n:
+            if segment[pos] != ",":
+                return None
+            f = field(segment, pos + 1)
+            quoted, bare = f.group("QUOTED"), f.group("BARE")  # type: ignore[union-attr]
+            pos = f.end()  # type: ignore[union-attr]
+            if bare is not None:
+                fields.append(bare)
+            elif quoted is not None:
+                fields.append(quoted[1:-1].replace('""', '"'))
+            elif pos < n and segment[pos] in "{[":
+                found = _json_field(segment, pos)  # a bare JSON field
+                if found is None:
+                    return None
+                value, pos = found
+                fields.append(value)
+            else:
+                fields.append(None)
+        return m.group(1), fields
 
-        return read_calls(self.id, text, starts, read_one, _extent, what="row")
+    def build(self, found: Row, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
+        name, fields = found
+        tool = reading.tool(name)
+        arguments: dict[str, Any] = {}
+        if tool is None:
+            if any(f is not None for f in fields):
+                arguments["_raw"] = list(fields)
+                reading.note(f"{name}: without the tool's schema the {len(fields)} values cannot be named; they "
+                             "are kept in order under _raw")
+            return [(name, arguments)]
+        names = tool_parameters(tool)
+        last = max((i for i, f in enumerate(fields) if f is not None), default=-1)
+        for position, value in enumerate(fields):
+            if value is None:
+                continue
+            if position < len(names):
+                key = names[position]
+                arguments[key] = reading.without_prose(name, key, value) if position == last else value
+            else:
+                arguments.setdefault("_raw", []).append(value)
+        if "_raw" in arguments:
+            reading.note(f"{name}: {len(fields)} values for {len(names)} parameters; the extra values are kept "
+                         "under _raw")
+        return [(name, arguments)]
 
     def render_calls(self, calls: Sequence[ToolCall], tools: Toolset | None = None) -> str:
         """One row per call.  The positions come from ``tools`` when given; without it, from
@@ -256,7 +187,7 @@ class CsvCall(Protocol):
 
     @staticmethod
     def _render(call: ToolCall, tools: Toolset | None) -> str:
-        tool = resolve_tool(call.name, tools)
+        tool = tool_named(call.name, tools)
         order = tool_parameters(tool) if tool is not None else list(call.arguments)
         extra = [k for k in call.arguments if k not in order]
         fields = [call.name]

@@ -10,10 +10,9 @@ format writes them.  Missing closing tags are tolerated and noted.
 A value cannot hold the format's own tags (``</parameter>``, ``<parameter=``,
 ``</function>``, ``<function=``, ``<tool_call>``): there is no way to escape them.
 
-Fast paths: replies in the rendered shape are read by two regular expressions; any other
-reply by one pass over its tags (found in C) that follows the grammar's structure.  The grammar
-runs only on a reply that pass finds malformed, to say where it stops — on a bounded stretch
-(``Limits.reply_grammar_chars``), so a long hostile reply costs one linear pass.
+Fast paths (as in every tag format): replies in the rendered shape are read by two regular
+expressions; any other reply by one pass over its tags that follows the grammar's structure.
+The grammar runs only where that pass stops, on a bounded stretch (``Limits.reply_grammar_chars``).
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "x & <y>"})])
@@ -32,20 +31,16 @@ x & <y>
 
 from __future__ import annotations
 
-import json
 import re
-from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import GrammarFailure
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, parse
-from .markup_family import (LineCounter, Stopped, TaggedReply, excerpt, grammar_stop_note, never_raises, text_of,
+from .base import Extraction, ProtocolInfo, RawCall
+from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, excerpt, lenient_value, text_of,
                             top_level_resumes)
-from .text_family import grammar_chars
-from .values import loads_lenient
+from .reading import GrammarBudget
 
 # the grammar's TEXT (possessive: a run without "<" is one step, and nothing is given back)
 _TEXT = r"(?:[^<]++|<(?!/?(?:function|parameter)[=>]|/?tool_call>))*+"
@@ -53,13 +48,11 @@ _CANONICAL_FUNCTION = re.compile(r"(<tool_call>\s*)?(<function=([^<>\n]*)>((?:\s
                                  + r"</parameter>)*+)\s*</function>)(\s*</tool_call>)?")
 _CANONICAL_PARAMETER = re.compile(r"<parameter=([^<>\n]*)>(" + _TEXT + r")</parameter>")
 _OWN_TAG = re.compile(r"</?(?:function|parameter)[=>]|</?tool_call>")
-_FENCE_ONLY = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
 _SPACE = re.compile(r"\s*")
 # the format's tags, each a terminal of the grammar; the last group: a tag TEXT cannot take and no terminal
 # matches (``<function>``, ``<parameter=`` without its ``>``) — the grammar stops there
 _TAG = re.compile(r"<(?:(tool_call>)|(/tool_call>)|(function=[^<>\n]*>)|(/function>)|(parameter=[^<>\n]*>)"
                   r"|(/parameter>)|(/?(?:function|parameter)[=>]))")
-_NOT_STRICT = object()
 _UNCLOSED_WRAPPER = "the <tool_call> wrapper is not closed"
 _WRAPPER_OPEN, _WRAPPER_CLOSE, _FUNCTION_OPEN, _FUNCTION_CLOSE, _PARAMETER_OPEN, _PARAMETER_CLOSE, _STRAY = range(1, 8)
 
@@ -97,8 +90,6 @@ class FunctionTagsTree(TaggedReply):
     def __init__(self) -> None:
         super().__init__()
         self.functions: list[_Function] = []
-        self.prose: list[str] = []
-        self.notes: list[tuple[int, str]] = []
 
     def parameter(self, items: list) -> tuple[str, str, bool, int, int]:
         opening = items[0]
@@ -123,14 +114,29 @@ class FunctionTagsTree(TaggedReply):
         return function
 
     def tool_call(self, items: list) -> None:
-        self.wrapper(items, "WRAPPER_CLOSE", "the <tool_call> wrapper is not closed")
+        self.wrapper(items, "WRAPPER_CLOSE", _UNCLOSED_WRAPPER)
 
 
+def _json_body(body: str, at: int, budget: GrammarBudget, notes: list[tuple[int, str]]) -> dict[str, Any] | None:
+    """A function's JSON body (functionary) as its arguments, or ``None`` and a note."""
+    try:
+        parsed = lenient_value(body, budget)
+    except GrammarFailure as failure:
+        notes.append((at, f"the function's JSON body could not be read: {failure.describe()}"))
+        return None
+    except RecursionError:
+        notes.append((at, "the function's JSON body is nested too deeply to read"))
+        return None
+    if not isinstance(parsed, dict):
+        notes.append((at, "the function's JSON body is not an object"))
+        return None
+    return parsed
 
-def _from_tree(tree: FunctionTagsTree, text: str, grammar_chars: int | None = None) -> Extraction:
-    """The extraction of a reply's tree; ``grammar_chars``: how much of the reply the JSON grammar may
-    read in all (function bodies that are not strict JSON; ``None``: the lenient reader's own bound)."""
-    left = 200_000 if grammar_chars is None else grammar_chars
+
+def _from_tree(tree: FunctionTagsTree, text: str, budget: GrammarBudget | None = None) -> Extraction:
+    """The extraction of a reply's tree; ``budget``: what the JSON grammar may still read of the reply (function
+    bodies that are not strict JSON)."""
+    budget = budget if budget is not None else GrammarBudget(200_000)
     calls: list[RawCall] = []
     notes = list(tree.notes)
     for function in tree.functions:
@@ -147,52 +153,14 @@ def _from_tree(tree: FunctionTagsTree, text: str, grammar_chars: int | None = No
         if body:
             at = next(at for piece, at in function.body if piece.strip())
             if not function.parameters and body.startswith("{"):  # functionary: a JSON body
-                try:
-                    parsed = json.loads(body)
-                except (ValueError, RecursionError):
-                    parsed = _NOT_STRICT
-                try:
-                    if parsed is _NOT_STRICT:  # the grammar reads it, within what is left of its share
-                        parsed = loads_lenient(body, max_grammar_bytes=left)
-                        left -= len(body)
-                except GrammarFailure as failure:
-                    notes.append((at, f"the function's JSON body could not be read: {failure.describe()}"))
-                    parsed = None
-                except RecursionError:
-                    notes.append((at, "the function's JSON body is nested too deeply to read"))
-                    parsed = None
-                if isinstance(parsed, dict):
-                    arguments = parsed
-                elif parsed is not None:
-                    notes.append((at, "the function's JSON body is not an object"))
+                arguments = _json_body(body, at, budget, notes) or arguments
             else:
                 notes.append((at, "text between the tags was ignored: " + excerpt(body)))
         if not function.name:
             notes.append((function.start, "a <function=> without a name was skipped"))
             continue
         calls.append(RawCall(function.name, arguments, (function.start, function.end)))
-    notes.sort(key=itemgetter(0))
-    where = LineCounter(text)
-    words = tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes)
-    clean = not words
-    if not calls and not words:
-        words = ("no <function=...> element was found",)
-    compliant = bool(calls) and clean and _FENCE_ONLY.fullmatch(
-        "".join("".join(piece.split()) for piece in tree.prose)) is not None
-    return Extraction(tuple(calls), words, compliant)
-
-
-def _by_grammar(text: str) -> Extraction:
-    tree = FunctionTagsTree()
-    tree.transform(parse("function_tags", text))
-    return _from_tree(tree, text)
-
-
-class _Wrapper:
-    __slots__ = ("start",)
-
-    def __init__(self, start: int) -> None:
-        self.start = start
+    return tree.extraction(calls, notes, text, "no <function=...> element was found")
 
 
 def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
@@ -202,7 +170,7 @@ def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
     function, a tag no terminal takes), where that is."""
     tree = FunctionTagsTree()
     notes = tree.notes  # (the text between a wrapper's tags is noted where it stands; the notes are sorted later)
-    wrapper: _Wrapper | None = None
+    wrapper = -1  # where the open <tool_call> starts
     function: _Function | None = None
     parameter: list[Any] | None = None  # key, raw, closed, start, end
     last: tuple[bool, int, int] | None = None  # the last top-level item: is it text, start, end
@@ -211,8 +179,7 @@ def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
     def end_parameter() -> None:
         nonlocal parameter
         if parameter is not None and function is not None:
-            raw = parameter[1] if parameter[1] is not None else ""
-            function.parameters.append((parameter[0], raw, parameter[2], parameter[3]))
+            function.parameters.append((parameter[0], parameter[1] or "", parameter[2], parameter[3]))
             function.end = parameter[4]
         parameter = None
 
@@ -221,42 +188,45 @@ def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
         end_parameter()
         if function is not None:
             tree.functions.append(function)
-            if wrapper is None:
+            if wrapper < 0:
                 last = (False, function.start, function.end)
         function = None
 
     def end_wrapper(closed: bool, end: int) -> None:
         nonlocal wrapper, last
-        if function is not None:
-            end_function()
-        if wrapper is not None:
-            last = (False, wrapper.start, end)
+        end_function()
+        if wrapper >= 0:
+            last = (False, wrapper, end)
             if not closed:
-                notes.append((wrapper.start, _UNCLOSED_WRAPPER))
-        wrapper = None
+                notes.append((wrapper, _UNCLOSED_WRAPPER))
+        wrapper = -1
+
+    def text_token(start: int, end: int) -> None:
+        nonlocal last
+        piece = text[start:end]
+        if parameter is not None and parameter[1] is None:
+            parameter[1], parameter[4] = piece, end
+        elif function is not None:
+            end_parameter()
+            function.body.append((piece, start))
+            function.end = end
+        elif wrapper >= 0:
+            if not piece.isspace():
+                notes.append((start, "text between the tags was ignored: " + excerpt(piece)))
+        else:
+            tree.outside.append(piece)
+            last = (True, start, end)
 
     def stop(found: re.Match[str]) -> Stopped:
-        opened = wrapper.start if wrapper is not None else function.start if function is not None else found.start()
-        context = before if (wrapper is not None or function is not None) else last
+        opened = wrapper if wrapper >= 0 else function.start if function is not None else found.start()
+        context = before if (wrapper >= 0 or function is not None) else last
         return Stopped(found.start(), found.end(), top_level_resumes(context, opened), found.group(0))
 
     pos = 0
     for found in _TAG.finditer(text):
         at = found.start()
         if at > pos:  # the text before the tag: one TEXT token
-            piece = text[pos:at]
-            if parameter is not None and parameter[1] is None:
-                parameter[1], parameter[4] = piece, at
-            elif function is not None:
-                end_parameter()
-                function.body.append((piece, pos))
-                function.end = at
-            elif wrapper is not None:
-                if not piece.isspace():
-                    notes.append((pos, "text between the tags was ignored: " + excerpt(piece)))
-            else:
-                tree.prose.append(piece)
-                last = (True, pos, at)
+            text_token(pos, at)
         pos = found.end()
         kind = found.lastindex
         if kind == _PARAMETER_OPEN:
@@ -271,7 +241,7 @@ def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
             end_parameter()
         elif kind == _FUNCTION_OPEN:
             end_function()
-            if wrapper is None:
+            if wrapper < 0:
                 before = last
             function = _Function(_tag_name(found.group(0)), at, pos)
         elif kind == _FUNCTION_CLOSE:
@@ -281,37 +251,18 @@ def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
             function.closed, function.end = True, pos
             end_function()
         elif kind == _WRAPPER_OPEN:
-            if wrapper is not None or function is not None:
+            if wrapper >= 0 or function is not None:
                 end_wrapper(False, at)
             before = last
-            wrapper = _Wrapper(at)
-        elif kind == _WRAPPER_CLOSE:
-            if wrapper is None:
-                return stop(found)
+            wrapper = at
+        elif kind == _WRAPPER_CLOSE and wrapper >= 0:
             end_wrapper(True, pos)
         else:
             return stop(found)
     if pos < len(text):
-        piece = text[pos:]
-        if parameter is not None and parameter[1] is None:
-            parameter[1], parameter[4] = piece, len(text)
-        elif function is not None:
-            end_parameter()
-            function.body.append((piece, pos))
-            function.end = len(text)
-        elif wrapper is not None:
-            if not piece.isspace():
-                notes.append((pos, "text between the tags was ignored: " + excerpt(piece)))
-        else:
-            tree.prose.append(piece)
-    end_wrapper(False, len(text)) if wrapper is not None else end_function()
+        text_token(pos, len(text))
+    end_wrapper(False, len(text))
     return tree
-
-
-def _scan(text: str) -> FunctionTagsTree | None:
-    """:func:`_scan_or_stop`, ``None`` where the grammar stops."""
-    found = _scan_or_stop(text)
-    return None if isinstance(found, Stopped) else found
 
 
 def _canonical(text: str) -> Extraction | None:
@@ -331,7 +282,7 @@ def _canonical(text: str) -> Extraction | None:
             key = key.strip()
             if key in arguments:
                 return None
-            arguments[key] = value_text(raw)
+            arguments[key] = raw[raw.startswith("\n"):len(raw) - raw.endswith("\n")]  # (value_text, inline)
         name = found.group(3).strip()
         if not name:
             return None
@@ -339,47 +290,22 @@ def _canonical(text: str) -> Extraction | None:
         pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
         if not (text.startswith("<function=", pos) or text.startswith("<tool_call>", pos)):
             break
-    if not calls:
-        return None
-    before, after = text[:start], text[pos:]
-    if ("<" in before and _OWN_TAG.search(before)) or ("<" in after and _OWN_TAG.search(after)):
-        return None
-    outside = before + after
-    compliant = not outside or outside.isspace() or _FENCE_ONLY.fullmatch("".join(outside.split())) is not None
-    return Extraction(tuple(calls), (), compliant)
+    return canonical_reply(text, start, pos, calls, _OWN_TAG)
 
 
-class FunctionTags(Protocol):
-    info = ProtocolInfo(
-        id="function_tags",
-        name="<function=...> tags",
-        description="A call as <function=NAME> with one <parameter=KEY>value</parameter> per argument (or a JSON "
-                    "body), as the Qwen3-Coder and functionary templates write it; values are raw text.",
-        parallel=True,
-        text_values=True,
-    )
-
-    @never_raises
-    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        if not isinstance(text, str):
-            return Extraction((), ("the reply is not text",), False)
-        fast = _canonical(text)
-        if fast is not None:
-            return fast
-        scanned = _scan_or_stop(text)
-        if isinstance(scanned, Stopped):
-            return grammar_stop_note(text, scanned, _by_grammar, limit=grammar_chars(limits), what="the tags")
-        return _from_tree(scanned, text, grammar_chars(limits))
+class FunctionTags(TagFormat):
+    info = ProtocolInfo(id="function_tags", name="<function=...> tags", text_values=True,
+                        description="A call as <function=NAME> with one <parameter=KEY>value</parameter> per "
+                                    "argument (or a JSON body), as the Qwen3-Coder and functionary templates write "
+                                    "it; values are raw text.")
+    markup = "the tags"
+    tree, canonical, scan, extraction = FunctionTagsTree, staticmethod(_canonical), staticmethod(_scan_or_stop), \
+        staticmethod(_from_tree)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        blocks = []
-        for call in calls:
-            lines = [f"<function={call.name}>"]
-            for key, value in call.arguments.items():
-                lines.append(f"<parameter={key}>\n{text_of(value)}\n</parameter>")
-            lines.append("</function>")
-            blocks.append("\n".join(lines))
-        return "\n".join(blocks)
+        return "\n".join(f"<function={call.name}>\n" + "".join(f"<parameter={key}>\n{text_of(value)}\n</parameter>\n"
+                                                               for key, value in call.arguments.items())
+                         + "</function>" for call in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("For each call write <function=TOOL_NAME> on its own line, then for every argument "

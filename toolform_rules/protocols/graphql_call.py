@@ -24,10 +24,9 @@ from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
-from .base import Extraction, ProtocolInfo
-from .code_family import (SCAN_SPENT, UNREAD, Budget, CallSyntax, Closer, Heads, Items, Object, Pair, PythonFamily,
-                          Quoting, Reject, call_names, grammar_read, guarded, leftover_note, outside, strip_fence)
-from ..grammar import GrammarFailure, Transformer
+from .base import ProtocolInfo
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, Reject,
+                          call_names, json_number)
 from .values import unquote
 
 OPERATION_WORDS = frozenset({"mutation", "query", "subscription"})
@@ -122,11 +121,7 @@ def block_string_value(token: str) -> str:
     return "\n".join(lines)
 
 
-def gql_number(text: str) -> int | float:
-    return float(text) if any(c in text for c in ".eE") else int(text)
-
-
-class GraphqlValues(Transformer):
+class GraphqlValues(Literals):
     """A ``graphql_call.lark`` tree → a list of :class:`~.code_family.CallSyntax` (root fields)."""
 
     def string(self, items: Items) -> str:
@@ -137,18 +132,6 @@ class GraphqlValues(Transformer):
 
     def sq_string(self, items: Items) -> str:
         return unquote(str(items[0]))
-
-    def number(self, items: Items) -> int | float:
-        return gql_number(str(items[0]))
-
-    def true(self, _: Items) -> bool:
-        return True
-
-    def false(self, _: Items) -> bool:
-        return False
-
-    def null(self, _: Items) -> None:
-        return None
 
     def enum(self, items: Items) -> str:
         return str(items[0])
@@ -164,9 +147,6 @@ class GraphqlValues(Transformer):
 
     def null_key(self, _: Items) -> str:
         return "null"
-
-    def list(self, items: Items) -> Items:
-        return list(items)
 
     def object(self, items: Items) -> Object:
         return dict(zip(items[0::2], items[1::2]))
@@ -256,7 +236,7 @@ class _Fast:
             return obj, pos
         m = _NUMBER.match(text, pos)
         if m is not None:
-            return gql_number(m.group()), m.end()
+            return json_number(m.group()), m.end()
         word, end = self.name(pos)
         return (VALUE_WORDS[word] if word in VALUE_WORDS else word), end
 
@@ -383,74 +363,41 @@ def gql_literal(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
-class GraphqlCall(PythonFamily):
+def _operation_head(m: re.Match[str]) -> Head:
+    if m.lastgroup == "brace":
+        return m.start("brace"), m.start("brace"), None
+    return m.start(), m.string.index("{", m.end()), None
+
+
+class GraphqlOperations(Reader):
+    """An operation (``mutation``/``query``/``subscription`` or a ``{`` opening its line) read by
+    :func:`fast_operation`, else (to its closing brace) by the grammar; its root fields are the calls."""
+
+    grammar = "graphql_call"
+    transformer = GraphqlValues
+    quoting = GQL_QUOTING
+    unit, units = "operation", "operations"
+    look_inside = False
+    every_failure = gives_up = True
+
+    def heads(self, text: str, start: int, end: int) -> Heads:
+        return Heads(text, OPERATION_HEAD, start, end, first=OPERATION_AT_START, head=_operation_head)
+
+    def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
+        read = fast_operation(text, begin)
+        return None if read is None or read[1] > end else read
+
+
+class GraphqlCall(CodeFamily):
     info = ProtocolInfo(
         id="graphql_call",
         name="GraphQL mutation",
         description='A GraphQL mutation whose root fields are the calls: mutation { tool(arg: "value") { result } }.',
         parallel=True,
     )
-    grammar = "graphql_call"
-    transformer = GraphqlValues
-
-    def read(self, text: str, shape: str = "operation", budget: Budget | None = None) -> list[CallSyntax]:  # type: ignore[override]  # until the code family's reader is the base's read() hook (issue 10)
-        calls = fast_operations(text)
-        if calls is not None:
-            return calls
-        result: list[CallSyntax] = grammar_read(self.grammar, GraphqlValues(), text, budget)
-        return result
-
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
-        body, offset = strip_fence(text)
-        notes: list[str] = []
-        whole = fast_operations(body) if body.startswith(("m", "q", "s", "{")) else None
-        if whole is not None:
-            return Extraction(tuple(self.finish(whole, tools, notes, offset)), (), True)
-        found: list[CallSyntax] = []
-        spans: list[tuple[int, int]] = []
-        failed = False
-        covered = 0
-        closer = Closer(body, GQL_QUOTING, budget)
-        heads = Heads(body, OPERATION_HEAD, first=OPERATION_AT_START)
-        for m in heads:
-            brace = m.lastgroup == "brace"
-            start = m.start("brace") if brace else m.start()
-            if start < covered:
-                continue
-            if not budget.candidate():
-                notes.append("stopped looking for operations: too many candidates")
-                break
-            quick = fast_operation(body, start)
-            if quick is not None:
-                calls, stop = quick
-            else:
-                open_pos = start if brace else body.index("{", m.end())
-                close = closer.close(open_pos)
-                if close == UNREAD:  # as for an operation that never closes: what follows may lie inside it
-                    notes.append(f"the operation at character {start} could not be read: {SCAN_SPENT}")
-                    failed = True
-                    break
-                stop = close if close >= 0 else len(body)
-                try:
-                    calls = grammar_read(self.grammar, GraphqlValues(), body, budget, (start, stop))
-                except GrammarFailure as err:
-                    notes.append(f"the operation at character {start} could not be read: {err.describe()}")
-                    failed = True
-                    covered = stop
-                    heads.skip_to(stop)
-                    continue
-            for call in calls:
-                call.span = (start, stop)
-            found.extend(calls)
-            spans.append((start, stop))
-            covered = stop
-            heads.skip_to(stop)
-        rest = outside(body, spans, " \t\r\n,") if found else ""
-        if rest:
-            notes.append(leftover_note(rest, "the operations"))
-        compliant = bool(found) and not rest and not failed
-        return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
+    reader = GraphqlOperations()
+    between = re.compile(r"[ \t\r\n,]*+")
+    read_what = "the operations"
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self.operation(c) for c in calls)

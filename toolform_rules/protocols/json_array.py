@@ -1,10 +1,10 @@
 """json_array: ``[{"name": "tool", "arguments": {...}}, ...]`` — always an array, even for one call.
 
 Grammar: ``grammars/json_array.lark`` (an array, or a lone call object, of JSON as models
-write it).  Fast path: the reply (or its code fence) as strict JSON through ``json``; the
-grammar reads everything else.  In prose, the first bracket group that holds calls is the
-answer; an array that breaks off (a truncated reply) still gives the complete call objects
-before the break, with a note saying where it broke.
+write it).  In prose, the first array that holds calls is the answer (a bracket in prose
+such as ``[1]`` is not); call objects without an array around them are read when there is
+no array, noted.  An array that breaks off (a truncated reply) still gives the complete
+call objects before the break, with a note saying where it broke.
 
 >>> from toolform_rules.calls import ToolCall
 >>> reply = PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {})])
@@ -22,142 +22,75 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import GrammarFailure
-from .json_family import (GrammarBudget, Reading, Values, bracket_depth, calls_in, fast_json, guarded,
-                          only_whitespace, lenient_json, read_grammar, read_json, report_failure, scan_values,
-                          value_spans)
-from .values import json_value
-from .values import strip_code_fence
-
-GRAMMAR = "json_array"
+from .base import ProtocolInfo
+from .json_family import Candidate, JsonFamily, Reply, calls_in
 
 
-class JsonArrayValues(Values):
-    """A ``json_array.lark`` tree → the array (or lone object) it holds."""
+class JsonArray(JsonFamily):
+    info = ProtocolInfo("json_array", "JSON array of calls",
+                        'A JSON array of call objects, [{"name": ..., "arguments": {...}}, ...], even for a single '
+                        'call.')
+    unreadable = ("the array could not be read", "a JSON candidate could not be read")
 
-    def start(self, items: list) -> Any:
-        return items[0]
-
-
-_TRANSFORMER = JsonArrayValues()
-
-
-def read(text: str, budget: GrammarBudget | None = None, *, fast: bool = True) -> Any:
-    """The array (or object) ``text`` holds: the fast paths first (unless ``fast=False``: they declined it
-    already), else the grammar (:class:`GrammarFailure`)."""
-    return read_json(GRAMMAR, text, _TRANSFORMER, budget=budget, fast=fast)
-
-
-def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls of a whole reply in the format, read by the grammar alone (no fast path)."""
-    return calls_in(read_grammar(GRAMMAR, text, _TRANSFORMER))[0]
-
-
-def fast_calls(text: str, *, lenient: bool = False) -> list[tuple[str, dict[str, Any]]] | None:
-    """The calls of a whole reply read by ``json`` alone (or, ``lenient``, by the lenient fast path);
-    ``None`` when that path does not read it."""
-    value = lenient_json(text) if lenient else fast_json(text)
-    return calls_in(value)[0] if isinstance(value, (list, dict)) else None
-
-
-class JsonArray(Protocol):
-    info = ProtocolInfo(
-        id="json_array",
-        name="JSON array of calls",
-        description='A JSON array of call objects, [{"name": ..., "arguments": {...}}, ...], even for a single call.',
-        parallel=True,
-    )
-
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
-
-    def _parse(self, text: str, limits: Limits) -> Extraction:
-        reading = Reading(text)
-        budget = GrammarBudget.of(limits)
-        body, _fenced = strip_code_fence(text)
-        offset = text.find(body) if body else 0
-        declined = None  # the span the fast paths have read already, in vain
-        if body[:1] in ("[", "{"):
-            value = json_value(body)
-            if isinstance(value, (list, dict)):
-                self._take(reading, value, (offset, offset + len(body)), budget)
-                return reading.extraction(empty_ok=isinstance(value, list))
-            declined = (0, len(body))
-        found = scan_values(body, depth=bracket_depth(limits))
-        found.note(reading, offset)
-        spans = found.spans
-        failures: list[tuple[GrammarFailure, int, bool]] = []
-        array_span: tuple[int, int] | None = None
-        arrays_ignored = 0
-        bare: list[tuple[tuple[int, int], list]] = []
-        for start, end in spans:
-            candidate = body[start:end]
-            try:
-                value = read(candidate, budget, fast=(start, end) != declined)
-            except GrammarFailure as failure:
-                if candidate[0] == "[" and array_span is None:
-                    salvaged = self._salvage(reading, body, offset, start, end, failure, budget, found.depth)
-                    if salvaged:
-                        array_span = (start, end)
-                        continue
-                failures.append((failure, offset + start, ":" in candidate))
+    def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
+        start, stop, _fenced = reply.body()
+        values = reply.values(start, stop)[0]
+        reply.empty_ok = True  # "[]": no call, in the format
+        array: Candidate | None = None
+        bare: list[tuple[Candidate, list]] = []
+        ignored = 0
+        for candidate in values:
+            value = candidate.value
+            if candidate.failure is not None:
+                if array is None and reply.text[candidate.begin] == "[" and self._salvage(reply, candidate):
+                    array = candidate
+                else:
+                    reply.failed(candidate)
                 continue
-            calls, other = calls_in(value, budget)
-            if isinstance(value, list):
-                if not calls and (value or len(spans) > 1):
-                    continue  # a bracket in prose ("[1]"), not an array of calls
-                if array_span is not None:
-                    arrays_ignored += 1
-                    continue
-                array_span = (start, end)
-                reading.add(calls, (offset + start, offset + end))
+            calls, other = calls_in(value, reply)
+            if isinstance(value, dict):
+                if calls:
+                    bare.append((candidate, calls))
+            elif not calls and (value or len(values) > 1):
+                continue  # a bracket in prose ("[1]"), not an array of calls
+            elif array is not None:
+                ignored += 1
+            else:
+                array = candidate
+                reply.add(calls, (candidate.begin, candidate.end))
                 if other:
-                    reading.note(f"{other} element(s) of the array are not call objects and were skipped")
-            elif calls:
-                bare.append(((offset + start, offset + end), calls))
-        if array_span is None and bare:
-            for span, calls in bare:
-                reading.add(calls, span)
-            reading.note("the call object(s) are not inside a JSON array")
+                    reply.note(f"{other} element(s) of the array are not call objects and were skipped")
+        whole = len(values) == 1 and reply.blank(start, stop, values)
+        if array is None:
+            for candidate, calls in bare:
+                reply.add(calls, (candidate.begin, candidate.end))
+            if whole and isinstance(values[0].value, dict):
+                reply.note("a single call object without the array brackets" if bare
+                           else "the JSON object names no tool")
+            elif bare:
+                reply.note("the call object(s) are not inside a JSON array")
         elif bare:
-            reading.note(f"{len(bare)} call object(s) outside the array were ignored")
-        if arrays_ignored:
-            reading.note(f"{arrays_ignored} further array(s) of calls were ignored; json_array reads the first")
-        report_failure(reading, failures, "the array could not be read", "a JSON candidate could not be read")
-        if not spans:
-            reading.note("the reply holds no JSON array")
-        if array_span is None or len(spans) != 1 or not only_whitespace(body, spans):
-            reading.compliant = False
-        return reading.extraction(empty_ok=True)
+            reply.note(f"{len(bare)} call object(s) outside the array were ignored")
+        if ignored:
+            reply.note(f"{ignored} further array(s) of calls were ignored; json_array reads the first")
+        if not values:
+            reply.note("the reply holds no JSON array")
+        if array is None or not whole:
+            reply.compliant = False
+        return reply
 
     @staticmethod
-    def _take(reading: Reading, value: Any, span: tuple[int, int], budget: GrammarBudget) -> None:
-        calls, other = calls_in(value, budget)
-        reading.add(calls, span)
-        if isinstance(value, dict):
-            reading.note("a single call object without the array brackets" if calls
-                         else "the JSON object names no tool")
-        elif other:
-            reading.note(f"{other} element(s) of the array are not call objects and were skipped")
-
-    @staticmethod
-    def _salvage(reading: Reading, body: str, offset: int, start: int, end: int, failure: GrammarFailure,
-                 budget: GrammarBudget, depth: int | None) -> int:
-        """The complete call objects of an array that does not parse as a whole (say, cut off)."""
+    def _salvage(reply: Reply, array: Candidate) -> bool:
+        """The complete call objects of an array that no reader takes as a whole (say, cut off), noted."""
         found = 0
-        for s, e in value_spans(body, start + 1, end, openers="{", depth=depth):
-            try:
-                value = read(body[s:e], budget)
-            except GrammarFailure:
-                continue
-            found += reading.add(calls_in(value, budget)[0], (offset + s, offset + e))
+        for candidate in reply.values(array.begin + 1, array.end, "{")[0]:
+            if candidate.failure is None:
+                found += reply.add(calls_in(candidate.value, reply)[0], (candidate.begin, candidate.end))
         if found:
-            reading.failed(f"the array breaks off or is malformed; read the {found} complete call(s) before that",
-                           failure, offset + start)
-        return found
+            where = reply.failure_of(array).describe()
+            reply.note(f"the array breaks off or is malformed; read the {found} complete call(s) before that: {where}")
+        return found > 0
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls], ensure_ascii=False)

@@ -1,143 +1,101 @@
-"""What the JSON-family protocols share: finding JSON in a reply, reading it, reporting where it broke.
+"""The JSON family's skeleton: what json_object, json_array, jsonl_call, code_block_json, native,
+slot_fill_call, two_step_call and tool_call_tags share.
 
-The JSON-family protocols (``json_array``, ``jsonl_call``, ``code_block_json``, ``native``,
-``tool_call_tags``, ``two_step_call``, ``slot_fill_call``) all carry calls as JSON; they
-differ in what surrounds it.  This module holds the pieces they have in common:
+They all carry calls as JSON and differ in what stands around it.  :class:`JsonFamily` is
+their base class: its ``read`` makes a :class:`Reply` (the text, its limits and grammar
+budget, what has been found) and hands it to the format's ``read_reply``, which says where
+the format's JSON stands and what its values mean; :meth:`Reply.extraction` then adds the
+notes every format gives alike (the first value no reader could take, a group nested too
+deep) and makes the :class:`~toolform_rules.protocols.base.Extraction`.
 
-* :func:`scan_values` (:func:`value_spans`) and :func:`find_outside` locate bracket groups
-  and markers in one linear, quote-aware scan at C speed (a ``</tool_call>`` or a code fence
-  inside a JSON string is not a marker; a group nested deeper than :func:`bracket_depth`
-  gives the complete groups inside it instead, noted);
-* :func:`read_json` reads one value once: strict JSON through the C parser, then
-  :func:`lenient_json` (JSON as models write it, rewritten token by token with the
-  grammar's own readers and checked by the C parser), then the protocol's own grammar,
-  which also says where a reply stops being the format, within the reply's
-  :class:`GrammarBudget` (so Lark never reads more than a bounded part of a hostile
-  reply); :class:`Values` is the transformer base for those grammars;
-* :func:`relocate` turns a grammar failure on one candidate into a position in the reply;
-* :func:`calls_in` and :func:`native_calls` read call objects out of a JSON value;
-* :class:`Reading` collects calls and notes and makes the :class:`Extraction`.
+A value is located and read in one step (:meth:`Reply.values`): at each bracket that may
+start one (found at C speed, up to a marker of the format such as a closing tag standing
+outside any value), the C decoder reads strict JSON straight from the reply and says where
+it ends.  Only when that fails is the group's end found by the quote-aware scanner of
+:mod:`~toolform_rules.protocols.values` (a group nested deeper than twice ``Limits.max_depth``
+gives the complete groups inside it instead, noted: a call's arguments nest at most
+``Limits.max_depth`` levels, inside at most as many of envelope), and the group read by
+:func:`~toolform_rules.protocols.values.lenient_json` (JSON as models write it, through the
+C parser), then by the format's grammar within the reply's
+:class:`~toolform_rules.protocols.reading.GrammarBudget`, so Lark never reads more than a
+bounded part of a hostile reply.  Each reader sees a group once.  :func:`call_from_object`,
+:func:`calls_in` and :func:`native_calls` make calls of the values.
 
-Every grammar of the family imports ``json_values.lark``.
+Every grammar of the family imports ``json_values.lark`` and has a rule ``candidate`` (one
+bracket group of a reply).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
+
+import attrs
 
 from ..calls import ToolCall
-from .base import Extraction, RawCall, internal_error
 from ..grammar import GrammarFailure, Transformer, parse
-from .json_object import call_from_object
 from ..limits import DEFAULT_LIMITS, Limits
-from .values import (_MISSING, TOO_DEEP, GrammarBudget, JsonValues, _any_of, bracket_groups, brackets, fast_json,
-                     group_end, json_value, lenient_json)
+from .base import Extraction, Protocol, RawCall
+from .reading import GrammarBudget, strip_code_fence
+from .values import _LEVELS, _MISSING, NOT_JSON, TOO_DEEP, JsonValues, bracket_groups, brackets, group_end, \
+    inner_groups, json_value, lenient_json, read_lenient
 
-#: At most this many candidates are read from one reply.
+if TYPE_CHECKING:
+    from ..schema.toolset import Toolset
+
+#: At most this many values (and as many blocks of a format) are read from one reply.
 MAX_CANDIDATES = 1000
+#: The most notes one reply gets.
+MAX_NOTES = 20
+
+#: strict JSON from a position of a text: the value, and where it ends (the C scanner that
+#: ``JSONDecoder.raw_decode`` wraps; at a bracket it fails with a ``JSONDecodeError`` that says where)
+_DECODE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_BRACKETS = brackets("{[", "}]")
 
 
-def bracket_depth(limits: Limits = DEFAULT_LIMITS) -> int:
-    """How deep a bracket group may nest and still be read as a value: ``2 * limits.max_depth``.
+#: white space, at C speed
+_BLANKS = re.compile(r"\s*+")
+#: a group this long is scanned once per reply, however many times the reply is read (see ``Reply._scanned``)
+_LONG_GROUP = 4096
 
-    A call's arguments nest at most ``Limits.max_depth`` levels (validation walks no deeper),
-    inside at most as many levels of envelope (an array of calls, a provider's response); a
-    deeper group is hostile or broken, and is not read as a whole (its complete inner groups are).
 
-    >>> bracket_depth()
-    128
+def _stopped_at(failure: BaseException) -> int:
+    """Where :data:`_DECODE` stopped: a ``JSONDecodeError`` says so, and so does a ``StopIteration`` (no
+    value where one must start, as in ``{"a": ``); ``-1`` for anything else (nested too deeply).
+
+    >>> _stopped_at(StopIteration(6)), _stopped_at(RecursionError())
+    (6, -1)
     """
-    return 2 * limits.max_depth
-
-
-class Spans:
-    """The bracket groups :func:`scan_values` found: ``spans`` to read, and where groups too deep to read begin."""
-
-    __slots__ = ("spans", "too_deep", "depth")
-
-    def __init__(self, spans: list[tuple[int, int]], too_deep: list[int], depth: int | None) -> None:
-        self.spans, self.too_deep, self.depth = spans, too_deep, depth
-
-    def note(self, reading: "Reading", offset: int = 0) -> None:
-        """Note the first group too deep to read (``offset``: where the scanned text starts in the reply)."""
-        if self.too_deep:
-            line = position(reading.text, offset + self.too_deep[0])[0]
-            more = f" (and {len(self.too_deep) - 1} more)" if len(self.too_deep) > 1 else ""
-            reading.note(f"the bracket group at line {line}{more} nests deeper than {self.depth} levels (twice "
-                         "Limits.max_depth): not read as a whole; the complete groups inside it were read")
-
-
-def scan_values(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
-                limit: int = MAX_CANDIDATES, depth: int | None = None) -> Spans:
-    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``.
-
-    ``{}`` and ``[]`` nest together, quotes are respected inside a group (a quote ends at a
-    newline, so a stray apostrophe cannot swallow the reply), and a group still open at the
-    end is returned up to the end (a truncated reply).  A group nested deeper than ``depth``
-    is not returned; the complete groups inside it are, in its place (see
-    :func:`~toolform_rules.protocols.values.bracket_groups`, which scans: linear, C speed).
-
-    >>> found = scan_values('[[[{"a": [1]}]]] [2]', depth=3)
-    >>> found.spans, found.too_deep
-    ([(2, 14), (17, 20)], [0])
-    """
-    spans: list[tuple[int, int]] = []
-    too_deep: list[int] = []
-    for begin, stop, what in bracket_groups(text, start, end, top=openers, depth=depth):
-        if what == TOO_DEEP:
-            too_deep.append(begin)
-            continue
-        spans.append((begin, stop))
-        if len(spans) >= limit:
-            break
-    return Spans(spans, too_deep, depth)
+    if isinstance(failure, StopIteration):
+        return failure.value if isinstance(failure.value, int) else -1
+    return getattr(failure, "pos", -1)
 
 
 def value_spans(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
                 limit: int = MAX_CANDIDATES, depth: int | None = None) -> list[tuple[int, int]]:
-    """The spans of :func:`scan_values`.
+    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``, at most ``limit``.
+
+    ``{}`` and ``[]`` nest together, quotes are respected inside a group, and a group still
+    open at the end is returned up to the end (a truncated reply).  A group nested deeper
+    than ``depth`` is not returned; the complete groups inside it are, in its place (see
+    :func:`~toolform_rules.protocols.values.bracket_groups`, which scans: linear, C speed).
 
     >>> value_spans('see [1] and {"a": "}"} then [{"b": 2}, ')
     [(4, 7), (12, 22), (28, 39)]
     >>> value_spans('see [1] and [{"a": 1}]', openers="{")
     [(13, 21)]
+    >>> value_spans('[[[{"a": [1]}]]] [2]', depth=3)
+    [(2, 14), (17, 20)]
     """
-    return scan_values(text, start, end, openers=openers, limit=limit, depth=depth).spans
-
-
-def find_outside(text: str, needle: "re.Pattern[str]", start: int = 0, end: int | None = None) -> tuple[int, int]:
-    """The first match of ``needle`` in ``text[start:end]`` that is not inside a bracket group.
-
-    Returns ``(begin, end)`` of the match, or ``(-1, -1)``.  Linear: the groups (found as
-    :func:`value_spans` finds them) and the pattern (a literal, ``re`` without backtracking)
-    are searched forward together, each once.  When a group never closes, a match inside it
-    is not found here; the caller falls back to a plain search.
-
-    >>> find_outside('{"a": "</x>"} </x>', re.compile("</x>"))
-    (14, 18)
-    """
-    n = len(text) if end is None else min(end, len(text))
-    kind = brackets("{[", "}]")
-    opener = _any_of("{[").search
-    pos = scanned = start  # where to look for the needle; where the groups are known up to (outside them)
-    while pos < n:
-        found = needle.search(text, pos, n)
-        if found is None:
-            break
-        target = found.start()
-        while True:
-            group = opener(text, scanned, target)  # a group that opens before the match?
-            if group is None:
-                return found.start(), found.end()
-            scanned, closed, _ = group_end(text, group.start(), n, kind)
-            if not closed:
-                return -1, -1  # it runs to the end, the match and any other inside it
-            if scanned > target:
-                pos = scanned  # the match is inside the group: look again after it
+    spans: list[tuple[int, int]] = []
+    for begin, stop, what in bracket_groups(text, start, end, top=openers, depth=depth):
+        if what != TOO_DEEP:
+            spans.append((begin, stop))
+            if len(spans) >= limit:
                 break
-    return -1, -1
+    return spans
 
 
 def position(text: str, offset: int) -> tuple[int, int]:
@@ -176,10 +134,14 @@ def relocate(failure: GrammarFailure, text: str, offset: int) -> GrammarFailure:
 
 
 class Values(JsonValues):
-    """Transformer base of the family's grammars: JSON values as Python values, ``start`` as a list."""
+    """Transformer base of the family's grammars: JSON values as Python values, ``start`` as a list of
+    values, ``candidate`` as its one value."""
 
     def start(self, items: list) -> list:
         return list(items)
+
+    def candidate(self, items: list) -> Any:
+        return items[0]
 
 
 def read_grammar(grammar: str, text: str, transformer: Transformer, start: str = "start", *,
@@ -187,6 +149,9 @@ def read_grammar(grammar: str, text: str, transformer: Transformer, start: str =
     """``text`` through ``grammar`` (from ``start``) and ``transformer``; a :class:`GrammarFailure` otherwise.
 
     ``budget``: the reply's :class:`GrammarBudget` (a fresh one of the default limits when none).
+
+    >>> read_grammar("json_object", "{'a': [1,],}", Values())
+    [{'a': [1]}]
     """
     (GrammarBudget.of(DEFAULT_LIMITS) if budget is None else budget).spend(grammar, text)
     tree = parse(grammar, text, start)
@@ -198,61 +163,100 @@ def read_grammar(grammar: str, text: str, transformer: Transformer, start: str =
         raise GrammarFailure(grammar, 1, 1, (), f"a value that cannot be read ({err.__class__.__name__})") from None
 
 
-def read_json(grammar: str, text: str, transformer: Transformer, start: str = "start",
-              kinds: tuple[type, ...] = (dict, list), *, budget: GrammarBudget | None = None, fast: bool = True) -> Any:
-    """One JSON object or array as models write it: strict JSON, then :func:`lenient_json`, else ``grammar``.
+# --- values as calls -------------------------------------------------------------------------
 
-    ``grammar``'s rule ``start`` reads the value (``transformer`` returns it); it also has the
-    last word on anything the fast paths read as another kind of value.  ``fast=False``: the
-    fast paths already declined this text (it is read once by each reader).
+NAME_KEYS = ("name", "tool", "tool_name", "function")
+ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
+#: reads arguments written as JSON text that the fast readers could not (``json_object.lark``'s value)
+_ARGUMENTS_TEXT = JsonValues()
+
+Call = tuple[str, dict[str, Any]]
+
+
+def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
+    """``(name, arguments)`` of a JSON object that names a tool, else ``None``.
+
+    Reads ``name``/``tool``/``tool_name``/``function`` for the name (``function`` may also
+    be an object holding both) and ``arguments``/``parameters``/``args``/``input`` for the
+    arguments; arguments written as a JSON string are parsed (strict JSON, the lenient fast
+    path, then the grammar within the grammar budget of ``reply``, the reply being read).
+    An object with a name and no arguments key carries its other keys as the arguments
+    (``{"name": "f", "a": 1}``); arguments that are not an object are kept under ``_raw``.
+
+    >>> call_from_object({"name": "f", "arguments": '{"a": 1}'}), call_from_object({"name": "f", "a": 1})
+    (('f', {'a': 1}), ('f', {'a': 1}))
+    >>> call_from_object({"function": {"name": "g", "arguments": "{'b': True,}"}})
+    ('g', {'b': True})
     """
-    value = json_value(text) if fast else _MISSING
-    if isinstance(value, kinds):
+    if type(obj) is dict:  # the common case first: {"name": "f", "arguments": {...}}
+        name, arguments = obj.get("name"), obj.get("arguments")
+        if type(name) is str and type(arguments) is dict and type(obj.get("function")) is not dict:
+            return name, arguments
+    while True:  # {"function": {"name": ..., "arguments": ...}} (OpenAI's), however deep
+        if not isinstance(obj, dict):
+            return None
+        function = obj.get("function")
+        if not (isinstance(function, dict) and "name" in function):
+            break
+        obj = function
+    for name_key in NAME_KEYS:
+        name = obj.get(name_key)
+        if isinstance(name, str):
+            break
+    else:
+        return None
+    for argument_key in ARGUMENT_KEYS:
+        if argument_key in obj:
+            arguments = obj[argument_key]
+            break
+    else:
+        arguments = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
+    if isinstance(arguments, str):
+        arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        arguments = {"_raw": arguments}
+    return name, arguments
+
+
+def _arguments_text(text: str, reply: "Reply | None") -> Any:
+    """Arguments written as a JSON string: strict JSON, the lenient fast path, the grammar; else ``{"_raw": text}``."""
+    value = json_value(text)
+    if value is not _MISSING:
         return value
-    return read_grammar(grammar, text, transformer, start, budget=budget)
-
-
-def call_of(obj: Any, budget: GrammarBudget | None = None) -> tuple[str, dict[str, Any]] | None:
-    """:func:`~toolform_rules.protocols.json_object.call_from_object`, never raising (``None`` then).
-
-    ``budget``: the reply's :class:`GrammarBudget`, for arguments written as a JSON string.
-    """
     try:
-        return call_from_object(obj, budget=budget)
-    except (GrammarFailure, RecursionError):
-        return None
-    except Exception:  # arguments text that the shared reader chokes on (a 5,000-digit number)
-        return None
+        return read_grammar("json_object", text, _ARGUMENTS_TEXT, budget=None if reply is None else reply.budget)
+    except GrammarFailure:
+        return {"_raw": text}
 
 
-def calls_in(value: Any, budget: GrammarBudget | None = None) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]:
     """The calls a JSON value holds (an object, or an array of them) and how many elements were not calls.
 
     >>> calls_in([{"name": "f", "arguments": {"a": 1}}, 5])
     ([('f', {'a': 1})], 1)
     """
     if isinstance(value, dict):
-        found = call_of(value, budget)
+        found = call_from_object(value, reply=reply)
         return ([found], 0) if found is not None else ([], 1)
-    if isinstance(value, list):
-        calls = []
-        other = 0
-        for item in value:
-            found = call_of(item, budget)
-            if found is None:
-                other += 1
-            else:
-                calls.append(found)
-        return calls, other
-    return [], 1
+    if not isinstance(value, list):
+        return [], 1
+    calls = []
+    for item in value:
+        found = call_from_object(item, reply=reply)
+        if found is not None:
+            calls.append(found)
+    return calls, len(value) - len(calls)
 
 
 #: Keys under which provider responses nest their calls (OpenAI, Anthropic, Gemini, Responses API).
 ENVELOPE_KEYS = ("tool_calls", "choices", "message", "delta", "content", "parts", "candidates", "output",
                  "functionCall", "function_call", "tool_use", "calls")
+_ENVELOPE = frozenset(ENVELOPE_KEYS)
 
 
-def native_calls(value: Any, depth: int = 0, budget: GrammarBudget | None = None) -> list[tuple[str, dict[str, Any]]]:
+def native_calls(value: Any, depth: int = 0, reply: "Reply | None" = None) -> list[Call]:
     """The calls of a provider response, wherever its envelope puts them.
 
     >>> native_calls({"tool_calls": [{"id": "c1", "type": "function",
@@ -267,128 +271,508 @@ def native_calls(value: Any, depth: int = 0, budget: GrammarBudget | None = None
     if depth > 12:
         return []
     if isinstance(value, list):
-        out: list[tuple[str, dict[str, Any]]] = []
+        out: list[Call] = []
         for item in value[:MAX_CANDIDATES]:
-            out.extend(native_calls(item, depth + 1, budget))
+            out.extend(native_calls(item, depth + 1, reply))
         return out
     if not isinstance(value, dict):
         return []
-    out = []
-    for key in ENVELOPE_KEYS:
-        inner = value.get(key)
-        if isinstance(inner, (dict, list)):
-            out.extend(native_calls(inner, depth + 1, budget))
-    if out:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
-        return out
+    if not value.keys().isdisjoint(_ENVELOPE):  # (a call object, the common case, has none of these keys)
+        out = []
+        for key in ENVELOPE_KEYS:
+            inner = value.get(key)
+            if isinstance(inner, (dict, list)):
+                out.extend(native_calls(inner, depth + 1, reply))
+        if out:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
+            return out
     if value.get("type") not in ("text", "thinking", "reasoning"):
-        found = call_of(value, budget)
+        found = call_from_object(value, reply=reply)
         if found is not None:
             return [found]
     return []
 
 
 def call_json(call: ToolCall, *, indent: int | None = None) -> str:
-    """``{"name": ..., "arguments": {...}}`` as JSON text (non-ASCII written as is)."""
+    """``{"name": ..., "arguments": {...}}`` as JSON text (non-ASCII written as is).
+
+    >>> call_json(ToolCall("f", {"a": "é"}))
+    '{"name": "f", "arguments": {"a": "é"}}'
+    """
     return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False, indent=indent)
 
 
-class Reading:
-    """What a parse has found so far: calls (with spans), notes, and whether the reply kept to the format."""
+def is_tool(tools: "Toolset | None", name: str) -> bool:
+    """Whether the toolset knows a tool called ``name`` (in any spelling it accepts); ``False`` without one.
 
-    __slots__ = ("text", "calls", "notes", "compliant")
+    Only where the syntax needs it (a name line that is prose): ``parse_reply`` resolves names.
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    >>> from toolform_rules import sample_toolset
+    >>> is_tool(sample_toolset(), "LegalDraftV3"), is_tool(None, "f")
+    (True, False)
+    """
+    return tools is not None and bool(name) and tools.get(name) is not None
+
+
+# --- one reply, read -------------------------------------------------------------------------
+
+#: the failure of a candidate no fast reader took and the grammar could not read either: it is run only
+#: if a note has to say where it stops (:meth:`Reply.failure_of`)
+UNREAD = GrammarFailure("json_values", 1, 1, (), "not read")
+
+
+@attrs.define(repr=False)
+class Candidate:
+    """One bracket group of a reply, read: where it stands (``begin``, ``end``), and its ``value``
+    (``_MISSING`` when no reader took it: ``failure`` then says where the grammar stopped)."""
+
+    begin: int
+    end: int
+    value: Any
+    failure: GrammarFailure | None = None
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.begin, self.end
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.begin}, {self.end}, {'failed' if self.failure else type(self.value).__name__})"
+
+
+class Reply:
+    """One reply as a format of the family reads it: the text, its limits, and what has been found so far.
+
+    ``calls`` (with spans), ``notes``, ``compliant`` (the reply has kept to the format so
+    far), ``empty_ok`` (a reply without calls keeps to the format too: an empty array),
+    ``failures`` (candidates no reader took; :meth:`extraction` notes the first, with
+    ``unreadable``'s words — the format's unless set — for when no call / some call was read).
+
+    >>> from toolform_rules.protocols import get_protocol
+    >>> reply = Reply('Sure: {"name": "f", "arguments": {}} [1', DEFAULT_LIMITS, get_protocol("json_object"))
+    >>> reply.values(0, len(reply.text))[0]
+    [Candidate(6, 36, dict), Candidate(37, 39, failed)]
+    """
+
+    # What most replies never change, as class attributes (an instance sets its own when it does):
+    # a reply is read in a few microseconds, and each attribute set costs some of them.
+    empty_ok = False
+    unreadable: tuple[str, str] | None = None
+    failures: Sequence[Candidate] = ()
+    too_deep: Sequence[int] = ()
+    #: more than :data:`MAX_CANDIDATES` values stood in a stretch
+    more = False
+    #: a value has run to the end of the text once: a stretch that a marker ends then ends at its first
+    #: marker, inside a value or not (another run to the end per stretch would make the reply quadratic)
+    runs_to_end = False
+    _budget: GrammarBudget | None = None
+    #: the long groups scanned so far, by (begin, stop): a second reading of the reply (the call objects
+    #: standing bare in it, when its blocks hold none) does not scan them again
+    _scanned: dict[tuple[int, int], tuple[int, bool, bool]] = {}
+
+    def __init__(self, text: str, limits: Limits, format: "JsonFamily") -> None:
+        self.text, self.limits, self.format = text, limits, format
         self.calls: list[RawCall] = []
         self.notes: list[str] = []
         self.compliant = True
 
-    def add(self, found: Iterable[tuple[str, dict[str, Any]]], span: tuple[int, int] | None) -> int:
-        count = 0
-        for name, arguments in found:
+    @property
+    def budget(self) -> GrammarBudget:
+        """The reply's grammar budget (``Limits.reply_grammar_chars``), made when first needed."""
+        if self._budget is None:
+            self._budget = GrammarBudget.of(self.limits)
+        return self._budget
+
+    def again(self) -> "Reply":
+        """A new reading of the same reply (nothing found yet), spending from the same grammar budget (and
+        knowing the long groups scanned already)."""
+        other = Reply(self.text, self.limits, self.format)
+        other._budget, other._scanned = self._budget, self._scanned
+        return other
+
+    def body(self) -> tuple[int, int, bool]:
+        """Where the reply's body stands, without a Markdown code fence around all of it: (start, stop, fenced)."""
+        text = self.text
+        first = text[:1]
+        if first != "`" and not first.isspace() or "```" not in text:
+            return 0, len(text), False
+        fenced = strip_code_fence(text)
+        return fenced.start, fenced.start + len(fenced.body), fenced.fenced
+
+    def values(self, start: int, stop: int, top: str = "{[", until: "re.Pattern[str] | None" = None
+               ) -> tuple[list[Candidate], "re.Match[str] | None"]:
+        """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once,
+        and the ``until`` marker that ended the stretch (``None`` when none did).
+
+        At each bracket, strict JSON is read straight from the text (the C scanner says where
+        the value ends); only when that fails does :meth:`read_group` find the group's end
+        and read it otherwise.  The marker counts outside values only; when a value never
+        closes, the first marker after its start ends it and the stretch (and once a value has
+        run to the end of the reply, every later stretch ends at its first marker: linear time
+        whatever the reply holds).  At most :data:`MAX_CANDIDATES` values are read (more are noted).
+        """
+        text = self.text
+        shallow = 4 * self.limits.max_depth  # a value this long nests at most twice Limits.max_depth deep
+        found: list[Candidate] = []
+        at = start
+        if until is not None and not self.runs_to_end:
+            lead = _BLANKS.match(text, start, stop).end()  # type: ignore[union-attr]
+            if lead < stop and text[lead] in top:
+                # The stretch opens with a value (the common "<tool_call>\n{...}"): strict JSON reads it before
+                # the marker is looked for, so that its text is not searched for one.  (A value strict JSON
+                # does not read is left to the loop below.)
+                try:
+                    value, after = _DECODE(text, lead)
+                except (ValueError, StopIteration, RecursionError):
+                    pass
+                else:
+                    if after <= stop and after - lead <= shallow:
+                        found.append(Candidate(lead, after, value))
+                        at = after
+        marker = None if until is None else until.search(text, at, stop)
+        if marker is not None and self.runs_to_end:
+            return self.values(start, marker.start(), top)[0], marker
+        end = stop if marker is None else marker.start()
+        arrays = "[" in top
+        # strict JSON from the text itself, unless a marker bounds the stretch after a value ran to the end
+        # (it may then read no further than ``stop``: :meth:`read_group` reads the group the scanner finds)
+        strict_first = not self.runs_to_end or stop == len(text)
+        # The next "{" before ``end``, and the next "[" before that brace: each stretch of the text is
+        # searched once (a value's own text is passed over), so the scan is linear.
+        brace = text.find("{", at, end)
+        while True:
+            bracket = text.find("[", at, end if brace < 0 else brace) if arrays else -1
+            begin = bracket if bracket >= 0 else brace
+            if begin < 0:
+                return found, marker
+            if len(found) >= MAX_CANDIDATES:
+                self.more = True
+                return found, None
+            before, closed = len(found), True
+            if not strict_first:
+                at, closed = self.read_group(begin, stop, found)
+            else:
+                try:
+                    value, at = _DECODE(text, begin)
+                except (ValueError, StopIteration, RecursionError) as failed:
+                    at, closed = self.read_group(begin, stop, found, cut=_stopped_at(failed))
+                else:
+                    if at <= stop and at - begin <= shallow:
+                        found.append(Candidate(begin, at, value))
+                    else:
+                        at, closed = self.read_group(begin, stop, found, value, at)
+            if marker is not None and marker.start() < at:  # the marker stood inside the value
+                if not closed and not self.runs_to_end:  # the value breaks off: the marker ends it and the stretch
+                    self.runs_to_end = True
+                    del found[before:]
+                    return found + self.values(begin, marker.start(), top)[0], marker
+                marker = until.search(text, at, stop)  # type: ignore[union-attr]
+                end = stop if marker is None else marker.start()
+                brace = text.find("{", at, end)
+            elif 0 <= brace < at:
+                brace = text.find("{", at, end)
+
+    def read_group(self, begin: int, stop: int, into: list[Candidate], strict: Any = _MISSING,
+                   cut: int | None = None) -> tuple[int, bool]:
+        """Read the bracket group at ``begin`` (ending by ``stop``) into ``into``; return where it ends and
+        whether it closes.
+
+        ``strict``: the value strict JSON read there, ending at ``cut``; else ``cut`` is where
+        strict JSON stopped (``-1``: not at a place of the text; ``None``: it was not tried).
+        A group nested deeper than twice ``Limits.max_depth`` gives its complete inner groups
+        instead (noted by :meth:`extraction`).
+        """
+        text = self.text
+        depth = 2 * self.limits.max_depth
+        if strict is not _MISSING and cut is not None:
+            if cut > stop:
+                strict, cut = _MISSING, -1
+            elif text.count("{", begin, cut) + text.count("[", begin, cut) <= depth:
+                into.append(Candidate(begin, cut, strict))
+                return cut, True
+        scanned = self._scanned.get((begin, stop)) if self._scanned else None
+        end, closed, deep = scanned or group_end(text, begin, stop, _BRACKETS, depth)
+        if scanned is None and end - begin >= _LONG_GROUP:
+            if not self._scanned:
+                self._scanned = {}  # (the class's empty one is never written to)
+            self._scanned[(begin, stop)] = end, closed, deep
+        if not deep:
+            into.append(Candidate(begin, end, strict) if strict is not _MISSING and cut == end
+                        else self._read_group(begin, end, cut))
+            return end, closed
+        self.too_deep = [*self.too_deep, begin]
+        if text.find("}", begin, end) >= 0 or text.find("]", begin, end) >= 0:  # else nothing inside is complete
+            for inner_begin, inner_end, _ in inner_groups(text, begin + 1, end, _BRACKETS, min(_LEVELS, depth)):
+                into.append(self._read_group(inner_begin, inner_end, None))
+        return end, closed
+
+    def _read_group(self, begin: int, end: int, cut: int | None) -> Candidate:
+        """The group ``text[begin:end]`` read by strict JSON (unless tried: ``cut`` is where it stopped, ``-1``
+        when not at a place of the text), the lenient reader, else the format's grammar.
+
+        A group that strict JSON read to its end and then wanted more is cut off, and one
+        holding a token no terminal of ``json_values.lark`` reads (a word of prose) is not
+        JSON: when the format's grammar reads JSON values only, it could not read them
+        either, so it is not run unless a note has to say where it stops (:meth:`failure_of`).
+        """
+        piece = self.text[begin:end]
+        if cut is None:
+            try:
+                value, stop = _DECODE(piece, 0)
+                if stop == len(piece):
+                    return Candidate(begin, end, value)
+                cut = -1
+            except (ValueError, StopIteration, RecursionError) as failed:
+                cut = _stopped_at(failed)
+                cut += begin if cut >= 0 else 0
+        value = read_lenient(piece) if cut < end else NOT_JSON
+        if value is NOT_JSON and not self.format.grammar_may_read(piece):
+            return Candidate(begin, end, _MISSING, UNREAD)
+        if value is _MISSING or value is NOT_JSON:
+            try:
+                value = self._grammar(piece)
+            except GrammarFailure as failure:
+                return Candidate(begin, end, _MISSING, failure)
+        return Candidate(begin, end, value)
+
+    def _grammar(self, piece: str) -> Any:
+        """``piece`` (one bracket group) read by the format's grammar, within the reply's budget."""
+        return read_grammar(self.format.grammar, piece, self.format.transformer, "candidate", budget=self.budget)
+
+    def failure_of(self, candidate: Candidate) -> GrammarFailure:
+        """Where the grammar stops on ``candidate`` (a failed one), in the reply's lines and columns."""
+        failure = candidate.failure
+        if failure is UNREAD:
+            try:
+                self._grammar(self.text[candidate.begin:candidate.end])
+                failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast readers could not read")
+            except GrammarFailure as stopped:
+                failure = stopped
+            candidate.failure = failure
+        return relocate(failure, self.text, candidate.begin)  # type: ignore[arg-type]
+
+    def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
+        """Take ``calls``, each with ``span``; how many."""
+        for name, arguments in calls:
             self.calls.append(RawCall(name, arguments, span))
-            count += 1
-        return count
+        return len(calls)
+
+    def take(self, value: Any, span: tuple[int, int] | None) -> tuple[int, int]:
+        """Take the calls ``value`` holds (a call object, or an array of them), each with ``span``: how many,
+        and how many of its elements were not calls (see :func:`calls_in`)."""
+        if type(value) is dict:  # one call object, the common case, at once
+            name, arguments = value.get("name"), value.get("arguments")
+            if type(name) is not str or type(arguments) is not dict or type(value.get("function")) is dict:
+                found = call_from_object(value, reply=self)  # (the above is its common case too)
+                if found is None:
+                    return 0, 1
+                name, arguments = found
+            self.calls.append(RawCall(name, arguments, span))
+            return 1, 0
+        calls, other = calls_in(value, self)
+        return self.add(calls, span), other
 
     def note(self, sentence: str, *, breaks_format: bool = True) -> None:
-        if len(self.notes) < 20:
+        """Say ``sentence`` (the first :data:`MAX_NOTES` are kept); unless ``breaks_format=False``, the reply
+        does not keep to the format."""
+        if len(self.notes) < MAX_NOTES:
             self.notes.append(sentence)
         if breaks_format:
             self.compliant = False
 
-    def failed(self, what: str, failure: GrammarFailure, offset: int) -> None:
-        self.note(f"{what}: {relocate(failure, self.text, offset).describe()}")
+    def failed(self, candidate: Candidate) -> None:
+        """Keep a candidate no reader took (:meth:`extraction` notes the first that matters)."""
+        if not self.failures:
+            self.failures = []
+        self.failures.append(candidate)  # type: ignore[attr-defined]
 
-    def extraction(self, *, empty_ok: bool = False) -> Extraction:
-        """The result; a reply without calls is compliant only when ``empty_ok`` (an empty list, say)."""
-        return Extraction(tuple(self.calls), tuple(self.notes), self.compliant and (bool(self.calls) or empty_ok))
+    def blank(self, start: int, stop: int, values: Iterable[Candidate], allowed: "re.Pattern[str] | None" = None
+              ) -> bool:
+        """Whether ``text[start:stop]`` holds nothing but ``values``, white space and ``allowed`` (a pattern)."""
+        text = self.text
+        at = start
+        for candidate in values:
+            if at < candidate.begin:
+                gap = text[at:candidate.begin]
+                if not gap.isspace() and (allowed is None or allowed.sub("", gap).strip()):
+                    return False
+            if at < candidate.end:
+                at = candidate.end
+        gap = text[at:stop]
+        return not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
+
+    def extraction(self) -> Extraction:
+        """The result: the calls, the notes (the groups too deep first, the first failure that matters last)."""
+        if self.too_deep:
+            line = position(self.text, self.too_deep[0])[0]
+            more = f" (and {len(self.too_deep) - 1} more)" if len(self.too_deep) > 1 else ""
+            self.notes.insert(0, f"the bracket group at line {line}{more} nests deeper than "
+                                 f"{2 * self.limits.max_depth} levels (twice Limits.max_depth): not read as a whole; "
+                                 "the complete groups inside it were read")
+            self.compliant = False
+        if self.more:
+            self.note(f"the reply holds more than {MAX_CANDIDATES} JSON values; the first {MAX_CANDIDATES} were read")
+        if self.failures:
+            when_none, when_some = self.unreadable or self.format.unreadable
+            for candidate in self.failures:
+                if not self.calls or (when_some and self.text.find(":", candidate.begin, candidate.end) >= 0):
+                    where = self.failure_of(candidate).describe()
+                    self.note(f"{when_none if not self.calls else when_some}: {where}")
+                    break
+        compliant = self.compliant and (bool(self.calls) or self.empty_ok)
+        return Extraction(tuple(self.calls), tuple(self.notes), compliant)
 
 
-def guarded(protocol_id: str, parse: Callable[[str], Extraction], text: Any) -> Extraction:
-    """``parse(text)``, but never an exception: a non-string or an internal failure is a note."""
-    if not isinstance(text, str):
-        return Extraction((), (f"{protocol_id}: the reply is not text ({type(text).__name__})",), False)
-    try:
-        return parse(text)
-    except RecursionError:
-        return Extraction((), (f"{protocol_id}: the reply is nested too deeply to read",), False)
-    except GrammarFailure as failure:
-        return Extraction((), (f"{protocol_id}: {failure.describe()}",), False)
-    except Exception as err:  # a safety net: a reply is never a crash (the tests assert it is unused)
-        return internal_error(protocol_id, err)
+class JsonFamily(Protocol):
+    """Base class of the JSON-family protocols: ``read`` makes a :class:`Reply` and hands it to ``read_reply``.
 
-
-def report_failure(reading: Reading, failures: Sequence[tuple[GrammarFailure, int, bool]], when_none: str,
-                   when_some: str) -> None:
-    """Note the first candidate that did not read: any when no call was found, else one that looked like JSON.
-
-    ``failures`` holds (failure, offset in the reply, whether the candidate looked like JSON).
+    A format sets ``info`` and ``transformer`` (of its grammar, ``grammars/<id>.lark``, whose
+    rule ``candidate`` reads one bracket group), implements ``read_reply`` (where its JSON
+    stands, what the values mean) and, when its values are not call objects or arrays of
+    them, ``calls_of``.
+    ``unreadable``: what the note on the first value no reader took says, when no call was
+    read and when some were (``""``: no note then).
     """
-    for failure, offset, json_like in failures:
-        if not reading.calls:
-            reading.failed(when_none, failure, offset)
-            return
-        if json_like:
-            reading.failed(when_some, failure, offset)
-            return
+
+    transformer: ClassVar[Transformer] = Values()
+    unreadable: ClassVar[tuple[str, str]] = ("no JSON could be read", "a JSON candidate could not be read")
+
+    @property
+    def grammar(self) -> str:
+        """The format's grammar, ``grammars/<protocol id>.lark``."""
+        return self.info.id
+
+    def read(self, text: str, tools: "Toolset | None", limits: Limits) -> Extraction:
+        return self.read_reply(Reply(text, limits, self), tools).extraction()
+
+    def read_reply(self, reply: Reply, tools: "Toolset | None") -> Reply:
+        """Find and read the format's JSON in ``reply``; return the reading to report (``reply``, or another)."""
+        raise NotImplementedError
+
+    def calls_of(self, value: Any, reply: Reply | None = None) -> list[Call]:
+        """The calls one value of the format holds."""
+        return calls_in(value, reply)[0]
+
+    def grammar_may_read(self, piece: str) -> bool:
+        """Whether the grammar might read ``piece``, a bracket group holding a token that ``json_values.lark``
+        has no terminal for: only if the format's grammar adds terminals of its own (it reads JSON values)."""
+        return False
+
+    def grammar_calls(self, text: str) -> list[Call]:
+        """The calls of a whole reply in the format read by its grammar alone (no fast reader): what the
+        fast readers are held to."""
+        values = read_grammar(self.grammar, text, self.transformer, budget=GrammarBudget(len(text) + 64))
+        return [call for value in values for call in self.calls_of(value)]
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One call object a line (the format's own rendering where it has one)."""
+        return "\n".join(call_json(c) for c in calls)
 
 
-def read_candidates(body: str, offset: int, grammar: str, transformer: Transformer, start: str = "candidate",
-                    spans: Sequence[tuple[int, int]] | None = None, *, budget: GrammarBudget | None = None,
-                    declined: tuple[int, int] | None = None
-                    ) -> tuple[list[tuple[tuple[int, int], Any]], list[tuple[GrammarFailure, int, bool]]]:
-    """Each bracket group of ``body`` read once, as one value (fast paths, then ``grammar`` from ``start``).
+class BlockValues(Values):
+    """Transformer of a block format's grammar (``start: block*``, ``block: OPEN body CLOSE``): the values of
+    its blocks, in order (code-fence tokens in a body aside)."""
 
-    Returns the values with their spans in the reply (``body`` starts at ``offset``), and the
-    failures as :func:`report_failure` takes them.  ``budget``: the reply's :class:`GrammarBudget`;
-    ``declined``: a span of ``body`` the fast paths have already declined (the whole reply, say).
+    def start(self, blocks: list) -> list:
+        return [value for values in blocks for value in values]
+
+    def block(self, items: list) -> list:
+        return items[1]
+
+    def body(self, items: list) -> list:
+        return [item for item in items if not hasattr(item, "type")]
+
+
+class BlockFormat(JsonFamily):
+    """A JSON-family format whose calls stand in blocks: an ``opening`` marker, JSON, a closing marker.
+
+    A format sets ``opening`` (its group 1, when it has one, is an info string such as a
+    fence's language tag: ``tag`` is the one asked for, ``info_tags`` all those that keep to
+    the format), ``until`` (the
+    marker that ends a block), ``block`` (how a note names block ``{}``), ``unclosed`` (what
+    a note says of a block that is not closed), ``missing`` (what a note calls the marker a
+    reply lacks) and, if other text may stand in a block beside its JSON, ``allowed``.
+    ``closing_optional``: a block may also end where the next one opens, keeping to the
+    format (``until`` then matches opening markers too; :meth:`closes` tells them apart).
+    Each block's values are read up to the first ``until`` marker outside them
+    (:meth:`Reply.values`); a reply whose blocks give no call gives the call objects
+    standing bare in it, noted.
     """
-    budget = GrammarBudget.of(DEFAULT_LIMITS) if budget is None else budget
-    values: list[tuple[tuple[int, int], Any]] = []
-    failures: list[tuple[GrammarFailure, int, bool]] = []
-    for s, e in value_spans(body) if spans is None else spans:
-        candidate = body[s:e]
-        try:
-            value = read_json(grammar, candidate, transformer, start, budget=budget, fast=(s, e) != declined)
-        except GrammarFailure as failure:
-            failures.append((failure, offset + s, ":" in candidate))
-            continue
-        values.append(((offset + s, offset + e), value))
-    return values, failures
+
+    transformer = BlockValues()
+    opening: ClassVar["re.Pattern[str]"]
+    tag: ClassVar[str] = ""
+    info_tags: ClassVar[tuple[str, ...]] = ("",)
+    until: ClassVar["re.Pattern[str]"]
+    block: ClassVar[str]
+    unclosed: ClassVar[str]
+    missing: ClassVar[str]
+    closing_optional: ClassVar[bool] = False
+    allowed: ClassVar["re.Pattern[str] | None"] = None
+
+    def closes(self, marker: "re.Match[str]") -> bool:
+        """Whether ``marker`` (a match of ``until``) closes its block, rather than opening the next."""
+        return True
+
+    def read_reply(self, reply: Reply, tools: "Toolset | None") -> Reply:
+        text = reply.text
+        n = len(text)
+        opening = self.opening.search(text)
+        start, body = (opening.start(), opening.end()) if opening is not None else (n, n)
+        info = opening.group(1) if opening is not None and opening.lastindex else ""
+        previous = number = 0
+        outside = False
+        while opening is not None and number < MAX_CANDIDATES:
+            number += 1
+            outside = outside or (previous < start and not text[previous:start].isspace())
+            values, marker = reply.values(body, n, "{[", self.until)
+            end = n if marker is None else marker.start()
+            closed = marker is not None and (not self.closing_optional or self.closes(marker))
+            previous = marker.end() if closed else end  # type: ignore[union-attr]
+            found = skipped = 0
+            for candidate in values:
+                if candidate.failure is not None:
+                    reply.failed(candidate)
+                    continue
+                calls, other = reply.take(candidate.value, (start, previous))
+                found += calls
+                skipped += other and not calls
+            if skipped:
+                reply.note(f"{self.block.format(number)} holds JSON that names no tool")
+            if not closed:
+                reply.note(f"{self.block.format(number)} {self.unclosed}", breaks_format=not self.closing_optional)
+            if not values and (body == end or text[body:end].isspace()):
+                reply.note(f"{self.block.format(number)} is empty")
+            elif not reply.blank(body, end, values, self.allowed):
+                reply.note(f"{self.block.format(number)} holds text besides the JSON")
+            if found and info.lower() not in self.info_tags:
+                reply.note(f"{self.block.format(number)} is tagged {info!r}, not {self.tag!r}")
+            if marker is None:
+                break
+            opening = self.opening.search(text, previous) if closed else marker  # (an opening marker: the next block)
+            if opening is not None:
+                start, body = opening.start(), opening.end()
+                info = opening.group(1) if closed and opening.lastindex else ""
+        if not reply.calls:
+            bare = self.read_bare(reply.again(), number)
+            if bare.calls or not number:
+                return bare
+        if outside or (previous < n and not text[previous:].isspace()):
+            reply.note(f"the reply holds text outside the {self.missing}s")
+        return reply
+
+    def read_bare(self, reply: Reply, blocks: int) -> Reply:
+        """The call objects standing bare in a reply whose ``blocks`` (how many) gave no call, noted."""
+        reply.unreadable = JsonFamily.unreadable
+        for candidate in reply.values(0, len(reply.text))[0]:
+            if candidate.failure is not None:
+                reply.failed(candidate)
+            else:
+                reply.take(candidate.value, candidate.span)
+        bare = "; read the bare JSON instead" if reply.calls else ""
+        reply.note(f"no {self.missing} of the reply holds a call{bare}" if blocks
+                   else f"the reply has no {self.missing}{bare}")
+        return reply
 
 
-def only_whitespace(text: str, spans: Sequence[tuple[int, int]], start: int = 0, end: int | None = None) -> bool:
-    """Whether ``text[start:end]`` holds nothing but ``spans`` and white space."""
-    end = len(text) if end is None else end
-    pos = start
-    for s, e in spans:
-        if text[pos:s].strip():
-            return False
-        pos = max(pos, e)
-    return not text[pos:end].strip()
-
-
-__all__ = ["ENVELOPE_KEYS", "MAX_CANDIDATES", "GrammarBudget", "Reading", "Spans", "Values", "bracket_depth",
-           "call_json", "call_of", "calls_in", "fast_json", "find_outside", "guarded", "lenient_json", "native_calls",
-           "only_whitespace", "position", "read_candidates", "read_grammar", "read_json", "relocate", "report_failure",
-           "scan_values", "value_spans"]
+__all__ = ["ARGUMENT_KEYS", "ENVELOPE_KEYS", "MAX_CANDIDATES", "MAX_NOTES", "NAME_KEYS", "BlockFormat", "BlockValues",
+           "Call", "Candidate", "JsonFamily", "Reply", "Values", "call_from_object", "call_json", "calls_in", "is_tool",
+           "lenient_json", "native_calls", "position", "read_grammar", "relocate", "value_spans"]

@@ -1,22 +1,27 @@
-"""Shared pieces of the markup, config and natural-language protocols.
+"""The markup family: the skeletons and shared pieces of the markup, config and natural-language protocols.
 
 ``yaml_call``, ``toml_call``, ``xml_call``, ``xml_generic_call``, ``function_tags``,
-``react``, ``nl_intent`` and ``nl_intent_structured`` read different syntaxes but share
-a few chores, kept here so each is written once:
+``react``, ``nl_intent`` and ``nl_intent_structured`` read different syntaxes; what they do
+alike is written here once, and each format module holds only what is its own (its grammar's
+name, its transformer, its fast reader, its renderer, its instructions):
 
-* writing a value as text (:func:`text_of`) for the formats whose values are untyped text;
-* XML character escaping both ways (:func:`xml_escape`, :func:`xml_text`,
-  :func:`xml_unescape`, :func:`xml_value`), with white space at the ends of a value written
-  as character references so that a round trip keeps it;
-* finding Markdown code fences (:func:`fenced_blocks`) in one linear scan;
-* turning a parsed YAML or TOML document into calls (:func:`calls_from_document`);
-* line and column of an offset (:func:`line_column`; :class:`LineCounter` for many, in one
-  pass), and a grammar failure moved to where its text stood in the reply (:func:`shifted`);
-* the note on a malformed reply (:func:`grammar_stop_note`): the tag formats read every reply
-  in one linear pass and run the grammar only where that pass stops, on a bounded stretch
-  (``Limits.reply_grammar_chars``) that ends in the same failure;
-* finding the framed sentences of the NL protocols (:func:`sentence_spans`) with one pattern
-  run in C over the reply.
+* writing values (:func:`text_of` for the text-value formats, :func:`flow_text` for YAML's and
+  TOML's inline collections) and XML's escaping both ways (:func:`xml_text`, :func:`xml_value`);
+* the reply around the calls: Markdown fences (:func:`fenced_blocks`, :func:`only_fences`), places
+  as line and column, worked out only when a note is written (:class:`LineCounter`,
+  :class:`Position`, :func:`located_notes`, :func:`shifted`);
+* the one look-up of a tool (:func:`tool_of`) — only where the syntax needs it: a bare value's
+  parameter, argument names read against the parameters, a typed value cut from prose;
+* the tag formats' skeleton (:class:`TagFormat`): the rendered shape read by regular expressions,
+  any other reply by one linear pass over its tags, the grammar run only where that pass stops,
+  on a bounded stretch (:func:`grammar_stop_note`);
+* the documents' skeleton (:func:`calls_from_document`, :func:`read_document`): fast readers
+  first, the grammar within the reply's :class:`~.reading.GrammarBudget`;
+* the framed sentences' skeleton (:class:`SentenceFormat`): sentences found by one pattern run
+  in C (:func:`sentence_spans`), read with the grammar's own terminals, the Lark parser only
+  where that reading stops.
+
+Every format's ``read`` is guarded by :meth:`Protocol.parse <.base.Protocol.parse>`.
 """
 
 from __future__ import annotations
@@ -25,31 +30,45 @@ import functools
 import json
 import math
 import re
-from typing import Any, Callable, Iterator, TypeVar
+from operator import itemgetter
+from typing import Any, Callable, Iterator, Sequence
 
-from ..limits import DEFAULT_LIMITS, Limits
-from .base import Extraction, internal_error
-from ..grammar import GrammarFailure, Transformer, load_parser
+from ..calls import ToolCall
+from ..grammar import GrammarFailure, Transformer, load_parser, parse
+from ..limits import Limits
+from ..schema.ir import Tool
+from ..schema.toolset import Toolset
+from .base import Extraction, Protocol, RawCall
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
+from .reading import GrammarBudget
+from .values import _MISSING, json_value, loads_lenient
+
+# ---------------------------------------------------------------------------------------------
+# values as text
 
 
-_Parse = TypeVar("_Parse", bound=Callable[..., Extraction])
+def scalar_text(value: Any, *, null: str = "null", nan: str = "NaN", inf: str = "Infinity") -> str | None:
+    """A boolean, ``None`` or number as a format writes it (its spellings of null and the special floats);
+    ``None`` for anything else.
 
-
-def never_raises(parse: _Parse) -> _Parse:
-    """``parse`` that turns any error it did not expect into a note (a protocol's parse never raises).
-
-    >>> from toolform_rules.protocols import get_protocol
-    >>> never_raises(lambda self, text, tools=None, limits=None: 1 / 0)(get_protocol("react"), "x").notes
-    ('react: internal error while reading the reply (ZeroDivisionError)',)
+    >>> [scalar_text(v, inf=".inf") for v in (True, None, 12, 1e-07, float("-inf"), "x")]
+    ['true', 'null', '12', '1e-07', '-.inf', None]
     """
-    @functools.wraps(parse)
-    def guarded(self: Any, text: Any, tools: Any = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        try:
-            return parse(self, text, tools, limits)
-        except Exception as err:  # a bug must not take the reply down; the note names it
-            return internal_error(self.info.id, err)
-    return guarded  # type: ignore[return-value]
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return null
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return nan
+        if math.isinf(value):
+            return inf if value > 0 else "-" + inf
+        return repr(value)
+    return None
 
 
 def text_of(value: Any) -> str:
@@ -60,21 +79,129 @@ def text_of(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return repr(value)
-    return json.dumps(value, ensure_ascii=False)
+    scalar = scalar_text(value)
+    return scalar if scalar is not None else json.dumps(value, ensure_ascii=False)
+
+
+def flow_text(value: Any, string: Callable[[str], str], key: Callable[[str], str], binder: str, **spellings: str
+              ) -> str:
+    """``value`` in an inline (flow) syntax: strings by ``string``, ``{key<binder>value, ...}``, ``[item, ...]``,
+    the rest by :func:`scalar_text` with the format's ``spellings``.
+
+    >>> flow_text({"a b": [1.5, None, "x"]}, json.dumps, json.dumps, " = ", null="nil")
+    '{"a b" = [1.5, nil, "x"]}'
+    """
+    if isinstance(value, str):
+        return string(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(key(str(k)) + binder + flow_text(v, string, key, binder, **spellings)
+                               for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(flow_text(v, string, key, binder, **spellings) for v in value) + "]"
+    scalar = scalar_text(value, **spellings)
+    return scalar if scalar is not None else string(str(value))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    table = dict(pairs)
+    if len(table) != len(pairs):
+        raise ValueError("a key is given twice")
+    return table
+
+
+#: strict JSON for the fast readers of YAML and TOML: no NaN or Infinity, no key given twice (their
+#: grammars note those)
+STRICT_JSON = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+
+
+def unescape(body: str, escapes: dict[str, str], widths: dict[str, int], *, line_ending: bool = False) -> str:
+    r"""``body`` with its backslash escapes decoded (a format's quoted string): ``escapes``, a character after
+    the backslash and its text; ``widths``, a letter and how many hex digits follow it (``\x41``,
+    ``\u00e9``); ``line_ending``: a backslash that ends a line takes the line break and the white space after
+    it (TOML's multi-line strings).  Any other escape is the character itself.
+
+    >>> unescape('a\\"b\\x41\\u00e9\\q\\', {'"': '"'}, {"x": 2, "u": 4})
+    'a"bAéq\\'
+    """
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        slash = body.find("\\", i)
+        if slash < 0 or slash + 1 == n:
+            out.append(body[i:])
+            break
+        out.append(body[i:slash])
+        i, after = slash, body[slash + 1]
+        width = widths.get(after)
+        if width is not None:
+            try:
+                out.append(chr(int(body[i + 2:i + 2 + width], 16)))
+                i += 2 + width
+                continue
+            except ValueError:
+                pass
+        elif line_ending and after in " \t\r\n":
+            j = i + 1
+            while j < n and body[j] in " \t":
+                j += 1
+            if j < n and body[j] in "\r\n":
+                while j < n and body[j] in " \t\r\n":
+                    j += 1
+                i = j
+                continue
+        out.append(escapes.get(after, after))
+        i += 2
+    return "".join(out)
+
+
+def unquoted(raw: str) -> str:
+    """A value written as a JSON string, unquoted; any other text as it is.
+
+    >>> unquoted('"a \\\\"b\\\\""'), unquoted('"open'), unquoted("plain")
+    ('a "b"', '"open', 'plain')
+    """
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(value, str):
+            return value
+    return raw
+
+
+def lenient_value(text: str, budget: GrammarBudget) -> Any:
+    """A JSON value as models write it (single quotes, Python's words, trailing commas): by ``json`` and the
+    lenient reader in C first; by the grammar — which raises :class:`GrammarFailure` where it stops — only
+    within the reply's ``budget``.
+
+    >>> lenient_value("{'a': True,}", GrammarBudget(0))
+    {'a': True}
+    """
+    value = json_value(text)
+    if value is not _MISSING:
+        return value
+    budget.spend("json_object", text)
+    return loads_lenient(text, max_grammar_bytes=len(text))
+
+
+def tool_of(tools: Toolset | None, name: str) -> Tool | None:
+    """The tool ``name`` stands for, when the tools are known: the one place a format of this family looks a
+    tool up, and only where its syntax needs the schema (a bare value's parameter, argument names read
+    against the parameters, a typed value cut short where a sentence starts).  Names in the calls a
+    format returns are as written; ``parse_reply`` resolves them.
+
+    >>> from toolform_rules import sample_toolset
+    >>> tool_of(sample_toolset(), "LegalDraftV3").name, tool_of(None, "f")
+    ('legal_draft_v3', None)
+    """
+    return tools.get(name) if tools is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,10 +331,12 @@ def xml_value(raw: str) -> str:
     return xml_unescape(raw.strip())
 
 
+
 # ---------------------------------------------------------------------------------------------
-# replies
+# the reply around the calls
 
 _CLOSING_FENCE = re.compile(r"\n[^\S\n]*```")
+_FENCE_MARKS = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
 
 
 def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
@@ -238,82 +367,118 @@ def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
             blocks.append((body_start, n, language))
             break
         close = closing.end() - 3
-        line_start = closing.start() + 1
-        blocks.append((body_start, line_start, language))
+        blocks.append((body_start, closing.start() + 1, language))
         after = text.find("\n", close)
         i = n if after < 0 else after + 1
     return blocks
 
 
-class SentenceParts(Transformer):
-    """Base of the NL grammars' transformers: a sentence as (tool, arguments, period, trail).
+def only_fences(outside: str) -> bool:
+    """Whether ``outside`` — the reply around its calls — is only white space and the marks of a code fence
+    (a compliant reply may stand in one).
 
-    Each grammar's ``argument`` rule is its own; the sentence around it is the same.
+    >>> only_fences(" \\n"), only_fences("```xml\\n \\n```"), only_fences("Sure:")
+    (True, True, False)
+    """
+    if not outside or outside.isspace():
+        return True
+    return "`" in outside and _FENCE_MARKS.fullmatch("".join(outside.split())) is not None
+
+
+def excerpt(text: str, limit: int = 40) -> str:
+    """A bit of ignored text as a note quotes it: white space folded, shortened, in quotes."""
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def line_column(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of ``text[index]``.
+
+    >>> line_column("ab\\ncd", 4)
+    (2, 2)
+    """
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+class LineCounter:
+    r"""Line and column of offsets in ``text``, counted on from the offset asked before: offsets asked in
+    order cost one pass over the text, however many there are.
+
+    >>> where = LineCounter("ab\ncd\nef")
+    >>> where(4), where(7), where(1)
+    ((2, 2), (3, 2), (1, 2))
     """
 
-    def start(self, items: list) -> tuple[str, list, bool, str]:
-        tool = ""
-        arguments = []
-        period = False
-        trail = ""
-        for item in items:
-            if isinstance(item, tuple):
-                arguments.append(item)
-            elif item.type == "TOOL":
-                tool = str(item)
-            elif item.type == "END":
-                period = True
-            elif item.type == "TRAIL":
-                trail = str(item)
-        return tool, arguments, period, trail
+    __slots__ = ("text", "index", "line", "start")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.index, self.line, self.start = text, 0, 1, 0
+
+    def __call__(self, index: int) -> tuple[int, int]:
+        text = self.text
+        if index >= self.index:
+            self.line += text.count("\n", self.index, index)
+            nl = text.rfind("\n", self.index, index)
+            if nl >= 0:
+                self.start = nl + 1
+        else:
+            self.line -= text.count("\n", index, self.index)
+            self.start = text.rfind("\n", 0, index) + 1
+        self.index = index
+        return self.line, index - self.start + 1
 
 
-class TaggedReply(Transformer):
-    """Transformer base of the tag grammars: the prose around the tags is kept (``start``), and a
-    wrapper element's stray text and missing close become notes (``wrapper``)."""
+class Position:
+    r"""``line L, column C`` of an offset, worked out only when it is written into a note (by ``line_of``, a
+    :class:`LineCounter` of the text, when places are written in order: one pass for them all).
 
-    notes: list[tuple[int, str]]
-    prose: list[str]
+    >>> "{}: here".format(Position("ab\ncd", 4))
+    'line 2, column 2: here'
+    """
 
-    def wrapper(self, items: list, closing: str, unclosed: str) -> None:
-        """Note the text between a wrapper's tags, and a wrapper whose last token is not ``closing``."""
-        for item in items[1:]:
-            if getattr(item, "type", None) == "TEXT" and not item.isspace():
-                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
-        if getattr(items[-1], "type", None) != closing:
-            self.notes.append((items[0].start_pos, unclosed))
+    __slots__ = ("text", "index", "line_of")
 
-    def start(self, items: list) -> Any:
-        for item in items:
-            if isinstance(item, str):  # a token: prose outside every tag
-                self.prose.append(str(item))
-        return self
+    def __init__(self, text: str, index: int, line_of: LineCounter | None = None) -> None:
+        self.text, self.index, self.line_of = text, index, line_of
 
+    def __str__(self) -> str:
+        where = self.line_of(self.index) if self.line_of is not None else line_column(self.text, self.index)
+        return "line {}, column {}".format(*where)
 
-def sentence_value(grammar: str, text: str, pos: int) -> tuple[str, int]:
-    """The value that starts at ``pos`` in a sentence of ``grammar`` (its ``VALUE`` terminal, by the
-    plain-value fast path when it applies), and where it ends; ``("", pos)`` when there is none."""
-    quick = plain_value(grammar, text, pos)
-    if quick is not None:
-        return quick
-    value = grammar_terminals(grammar)["VALUE"].match(text, pos)
-    return (value.group(0), value.end()) if value is not None else ("", pos)
+    def __format__(self, spec: str) -> str:
+        return str(self)
 
 
-def sentence_end(grammar: str, text: str, pos: int) -> tuple[bool, str] | None:
-    """After a sentence's last value: whether a period ends it and the words after it (its ``END``
-    and ``TRAIL`` terminals); ``None`` when anything else is left."""
-    terminals = grammar_terminals(grammar)
-    period = False
-    end = terminals["END"].match(text, pos)
-    if end is not None:
-        period, pos = True, end.end()
-    trail = ""
-    rest = terminals["TRAIL"].match(text, pos)
-    if rest is not None:
-        trail, pos = rest.group(0), rest.end()
-    return (period, trail) if pos == len(text) else None
+def located_notes(text: str, notes: list[tuple[int, str]]) -> tuple[str, ...]:
+    r"""``notes`` — (offset, sentence) pairs — in the order of their places in ``text``, each as ``line L,
+    column C: sentence`` (the lines counted in one pass).
 
+    >>> located_notes("a\nbc", [(3, "two"), (0, "one")])
+    ('line 1, column 1: one', 'line 2, column 2: two')
+    """
+    notes.sort(key=itemgetter(0))
+    where = LineCounter(text)
+    return tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes)
+
+
+def shifted(failure: GrammarFailure, text: str, offset: int, line_of: Callable[[int], tuple[int, int]] | None = None
+            ) -> GrammarFailure:
+    """``failure`` (on ``text[offset:]``) placed in ``text``; ``line_of`` (a :class:`LineCounter` of ``text``)
+    counts the lines when many failures are placed.
+
+    >>> shifted(GrammarFailure("g", 2, 3, (), "x"), "ab\\ncd", 4).describe()
+    'line 3, column 3: x'
+    """
+    line, column = line_of(offset) if line_of is not None else line_column(text, offset)
+    if failure.line <= 1:
+        return GrammarFailure(failure.grammar, line, column + max(failure.column, 1) - 1, failure.expected,
+                              failure.found)
+    return GrammarFailure(failure.grammar, line + failure.line - 1, failure.column, failure.expected, failure.found)
+
+
+# ---------------------------------------------------------------------------------------------
+# the tag formats
 
 class Stopped:
     """Where a fast reader found what its grammar cannot read: the offending token (``at`` to ``end``, as
@@ -377,183 +542,175 @@ def grammar_stop_note(text: str, stop: Stopped, read: Callable[[str], Any], *, l
                            "reply)",), False)
 
 
-def excerpt(text: str, limit: int = 40) -> str:
-    """A bit of ignored text as a note quotes it: white space folded, shortened, in quotes."""
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+class TaggedReply(Transformer):
+    """What a tag format's reply holds, built by its grammar's transformer or by its linear pass alike: the
+    prose outside every tag (``outside``, kept by ``start``), notes placed by offset, and a wrapper element's
+    stray text and missing close noted (``wrapper``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outside: list[str] = []
+        self.notes: list[tuple[int, str]] = []
+
+    def wrapper(self, items: list, closing: str, unclosed: str) -> None:
+        """Note the text between a wrapper's tags, and a wrapper whose last token is not ``closing``."""
+        for item in items[1:]:
+            if getattr(item, "type", None) == "TEXT" and not item.isspace():
+                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
+        if getattr(items[-1], "type", None) != closing:
+            self.notes.append((items[0].start_pos, unclosed))
+
+    def start(self, items: list) -> Any:
+        for item in items:
+            if isinstance(item, str):  # a token: prose outside every tag
+                self.outside.append(str(item))
+        return self
+
+    def extraction(self, calls: list[RawCall], notes: list[tuple[int, str]], text: str, none_found: str
+                   ) -> Extraction:
+        """The reply's calls and ``notes`` (placed by offset; ``none_found`` when there are neither); compliant
+        when nothing was noted and the prose is only white space and fence marks."""
+        words = located_notes(text, notes)
+        compliant = bool(calls) and not words and only_fences("".join(self.outside))
+        return Extraction(tuple(calls), words or (() if calls else (none_found,)), compliant)
 
 
-SentenceRead = tuple[Any, Any, Any, str]  # (tool, arguments, period, words after the sentence)
-
-
-def read_sentences(text: str, spans: list[tuple[int, int]], quick: Callable[[str], SentenceRead | None],
-                   by_grammar: Callable[[str], SentenceRead],
-                   build: Callable[[str, SentenceRead], tuple[str, dict[str, Any], list[str]]], *,
-                   sentence_limit: int, fallback_limit: int, grammar_chars: int | None = None
-                   ) -> tuple[list[Any], list[str], bool]:
-    """The calls of the sentences at ``spans``: each read by ``quick`` or, failing that, by the
-    grammar (at most ``fallback_limit`` sentences and ``grammar_chars`` characters in all: the grammar
-    says where a sentence breaks, at a cost), then made a call by ``build`` (tool, arguments, notes).
-    Returns the calls, the notes (each with its line and column) and whether every sentence kept to
-    the frame.
-    """
-    from .base import RawCall
-
-    calls: list[Any] = []
-    notes: list[str] = []
-    clean = True
-    fallbacks = 0
-    left = grammar_chars
-    for start, end in spans:
-        sentence = text[start:end]
-        where = Position(text, start)
-        if len(sentence) > sentence_limit:
-            notes.append(f"{where}: a sentence longer than {sentence_limit} characters was not read")
-            clean = False
-            continue
-        read = quick(sentence)
-        if read is None:
-            fallbacks += 1
-            if fallbacks > fallback_limit:
-                if fallbacks == fallback_limit + 1:
-                    notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
-                clean = False
-                continue
-            if left is not None:
-                if len(sentence) > left:
-                    notes.append(f"{where}: a sentence that does not keep to the frame was not read (the grammar "
-                                 f"reads at most {grammar_chars} characters of a reply)")
-                    clean = False
-                    continue
-                left -= len(sentence)
-            try:
-                read = by_grammar(sentence)
-            except GrammarFailure as failure:
-                line, column = line_column(text, start)
-                notes.append(f"the sentence could not be read: line {line}, column "
-                             f"{column + failure.column - 1}: expected {' or '.join(failure.expected[:6])}"
-                             f"{', found ' + failure.found if failure.found else ''}")
-                clean = False
-                continue
-        if read[3].strip():
-            notes.append(f"{where}: words after the sentence were ignored: {excerpt(read[3])}")
-            clean = False
-        tool, arguments, more = build(sentence, read)
-        notes.extend(f"{where}: {note}" for note in more)
-        clean = clean and not more
-        calls.append(RawCall(tool, arguments, (start, end)))
-    return calls, notes, clean
-
-
-@functools.cache
-def grammar_terminals(grammar: str) -> dict[str, re.Pattern[str]]:
-    """The terminals of ``grammars/<grammar>.lark`` as compiled regular expressions, by name.
-
-    A fast path that reads with the grammar's own terminals keeps one definition of the format.
-
-    >>> grammar_terminals("xml_call")["INVOKE_CLOSE"].fullmatch("</invoke>") is not None
-    True
-    """
-    parser = load_parser(grammar)
-    return {t.name: re.compile(t.pattern.to_regexp()) for t in parser.terminals}
-
-
-_RUN = re.compile(r'(?:[^\s,.;:"=]|\.(?=[^\s.]))+(?:[ \t](?:[^\s,.;:"=]|\.(?=[^\s.]))+)*')
-
-
-@functools.cache
-def _value_stop(grammar: str) -> re.Pattern[str]:
-    """Where a plain VALUE of ``grammar`` stops: the lookahead inside its terminal, taken from the grammar."""
-    source = grammar_terminals(grammar)["VALUE"].pattern
-    start = source.rindex("(?:(?!")
-    end = source.rindex(")[^\r\n])+")  # (Lark writes the escapes as the characters)
-    return re.compile(source[start + 6:end])
-
-
-def plain_value(grammar: str, text: str, pos: int) -> tuple[str, int] | None:
-    """A plain value at ``pos`` read without the per-character lookahead of the grammar's VALUE terminal.
-
-    A run of words (no comma, period before a space, colon, equals sign or quote) followed by a
-    place where the terminal stops is exactly what the terminal takes, unless it holds a word
-    that could start a stop ("and", "set to"); then, and otherwise, ``None``: use the terminal.
-
-    >>> plain_value("nl_intent", "a: Acme Ltd, b: 2.", 3), plain_value("nl_intent", "a: 1.5, b", 3)
-    (('Acme Ltd', 11), None)
-    """
-    found = _RUN.match(text, pos)
-    if found is None:
+def canonical_reply(text: str, start: int, end: int, calls: list[RawCall], own_tag: re.Pattern[str]
+                    ) -> Extraction | None:
+    """The calls a tag format's regular expressions read in their rendered shape at ``text[start:end]`` —
+    unless there are none, or the prose around them holds a tag of the format (``own_tag``; the linear
+    pass reads that reply); compliant when the prose is only white space and fence marks."""
+    if not calls or (text.find("<", 0, start) >= 0 and own_tag.search(text, 0, start) is not None) or (
+            text.find("<", end) >= 0 and own_tag.search(text, end) is not None):
         return None
-    end = found.end()
-    if end != len(text) and not _value_stop(grammar).match(text, end):
-        return None
-    run = found.group(0)
-    if " " in run:
-        lowered = run.lower()
-        if " and " in lowered or " to " in lowered:
+    return Extraction(tuple(calls), (), only_fences(text[:start] + text[end:]))
+
+
+class TagFormat(Protocol):
+    """The skeleton of the tag formats (``function_tags``, ``xml_call``, ``xml_generic_call``).
+
+    A reply in the rendered shape is read by the format's regular expressions (:meth:`canonical`);
+    any other by one linear pass over its tags (:meth:`scan`), which gives what the grammar's tree
+    would give (:meth:`extraction` makes the calls of it) or, where the grammar stops, a
+    :class:`Stopped`; then the grammar (:meth:`by_grammar`, raising :class:`GrammarFailure`) reads a
+    bounded stretch that ends in the same failure (``Limits.reply_grammar_chars``), to word the note.
+    So a long hostile reply costs one linear pass.
+    """
+
+    #: what the notes call the reply's markup; the grammar's transformer (what the linear pass builds too)
+    markup = "the XML"
+    tree: type[TaggedReply]
+
+    #: the hooks (the format's functions): the calls of a reply in the rendered shape, or ``None`` (the linear
+    #: pass reads it); the reply's structure, or a :class:`Stopped` where the grammar stops; the calls and
+    #: notes of a structure (``budget``: the reply's, for what a grammar reads of the values)
+    canonical: Callable[[str], Extraction | None]
+    scan: Callable[[str], Any]
+    extraction: Callable[[Any, str, GrammarBudget], Extraction]
+
+    def by_grammar(self, text: str) -> Any:
+        """The reply's structure as the grammar reads it (raises :class:`GrammarFailure` where it stops)."""
+        return self.tree().transform(parse(self.info.id, text))
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        too_deep = self.markup + " is nested too deeply to read"
+        fast = self.canonical(text)
+        if fast is not None:
+            return fast
+        scanned = self.scan(text)
+        if isinstance(scanned, Stopped):
+            return grammar_stop_note(text, scanned, self.by_grammar, limit=limits.reply_grammar_chars,
+                                     what=self.markup, too_deep=too_deep)
+        try:
+            return self.extraction(scanned, text, GrammarBudget.of(limits))
+        except RecursionError:  # elements nested deeper than Python's stack
+            return Extraction((), (too_deep,), False)
+
+
+# ---------------------------------------------------------------------------------------------
+# the documents (YAML, TOML)
+
+def calls_from_document(document: Any, call_keys: tuple[str, ...] = ("call", "calls", "tool_call", "tool_calls")
+                        ) -> list[tuple[str, dict[str, Any]]] | None:
+    """The calls a parsed YAML/TOML document holds, or ``None`` when it names no tool.
+
+    A document is one call (a mapping with a name and arguments), a list of calls, or a
+    mapping holding them under ``call``/``calls``/``tool_call(s)``.
+
+    >>> calls_from_document({"call": [{"name": "f", "arguments": {"a": 1}}, {"tool": "g"}]})
+    [('f', {'a': 1}), ('g', {})]
+    >>> calls_from_document({"Name": "f", "Arguments": {"A": 1}})
+    [('f', {'A': 1})]
+    """
+    if isinstance(document, dict):
+        if not any(k in document for k in NAME_KEYS + call_keys + ("function",)):
+            lowered = {k.lower(): v for k, v in document.items() if isinstance(k, str)}
+            if any(k in lowered for k in NAME_KEYS + call_keys):  # Name: / Arguments: as some models write them
+                document = lowered
+        for key in call_keys:
+            if key in document and not any(isinstance(document.get(k), str) for k in NAME_KEYS):
+                inner = calls_from_document(document[key], ())
+                if inner is not None:
+                    return inner
+        function = document.get("function")
+        if isinstance(function, dict) and "name" in function:
+            return calls_from_document(function, ())
+        name = next((document[k] for k in NAME_KEYS if isinstance(document.get(k), str)), None)
+        if name is None:
             return None
-    return run, end
+        arguments: Any = next((document[k] for k in ARGUMENT_KEYS if k in document), {})
+        if isinstance(arguments, str) and arguments.strip()[:1] in ("{", "["):
+            try:
+                arguments = json.loads(arguments)
+            except (ValueError, RecursionError):
+                pass
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            arguments = {"_raw": arguments}
+        return [(name, arguments)]
+    if isinstance(document, list):
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for item in document:
+            found = calls_from_document(item, call_keys)
+            if found:
+                calls.extend(found)
+        return calls or None
+    return None
 
 
-def line_column(text: str, index: int) -> tuple[int, int]:
-    """1-based line and column of ``text[index]``.
+#: what a fast reader of a document gives for a document it does not read as the grammar does
+UNREAD: Any = object()
 
-    >>> line_column("ab\\ncd", 4)
-    (2, 2)
+
+def read_document(text: str, start: int, end: int, readers: Sequence[Callable[[str], Any]],
+                  by_grammar: Callable[[str], tuple[Any, list[str]]], budget: GrammarBudget, grammar: str, what: str
+                  ) -> tuple[Any, list[str]] | str:
+    """The document at ``text[start:end]``: read by the first of ``readers`` that takes it, else by the grammar
+    (``by_grammar``: the document and notes on it) within the reply's ``budget`` — ``(document, notes)``, or
+    the note on why it could not be read (where the grammar stopped, placed in the reply).
+
+    >>> read_document("x: {", 0, 4, [lambda body: UNREAD], lambda body: 1 / 0, GrammarBudget(10), "g", "the YAML")
+    'the YAML could not be read: line 1, column 1: a candidate of 4 characters that the fast readers could not read, longer than the grammar reads in one reply (10, Limits.reply_grammar_chars)'
     """
-    line = text.count("\n", 0, index) + 1
-    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+    body = text[start:end]
+    for reader in readers:
+        document = reader(body)
+        if document is not UNREAD:
+            return document, []
+    try:
+        budget.spend(grammar, body)
+        return by_grammar(body)
+    except GrammarFailure as failure:
+        return f"{what} could not be read: {shifted(failure, text, start).describe()}"
+    except RecursionError:
+        return f"{what} is nested too deeply to read"
 
 
-class LineCounter:
-    r"""Line and column of offsets in ``text``, counted on from the offset asked before: offsets asked in
-    order cost one pass over the text, however many there are.
-
-    >>> where = LineCounter("ab\ncd\nef")
-    >>> where(4), where(7), where(1)
-    ((2, 2), (3, 2), (1, 2))
-    """
-
-    __slots__ = ("text", "index", "line", "start")
-
-    def __init__(self, text: str) -> None:
-        self.text, self.index, self.line, self.start = text, 0, 1, 0
-
-    def __call__(self, index: int) -> tuple[int, int]:
-        text = self.text
-        if index >= self.index:
-            self.line += text.count("\n", self.index, index)
-            nl = text.rfind("\n", self.index, index)
-            if nl >= 0:
-                self.start = nl + 1
-        else:
-            self.line -= text.count("\n", index, self.index)
-            self.start = text.rfind("\n", 0, index) + 1
-        self.index = index
-        return self.line, index - self.start + 1
-
-
-class Position:
-    r"""``line L, column C`` of an offset, worked out only when it is written into a note.
-
-    >>> "{}: here".format(Position("ab\ncd", 4))
-    'line 2, column 2: here'
-    """
-
-    __slots__ = ("text", "index")
-
-    def __init__(self, text: str, index: int) -> None:
-        self.text, self.index = text, index
-
-    def __str__(self) -> str:
-        return "line {}, column {}".format(*line_column(self.text, self.index))
-
-    def __format__(self, spec: str) -> str:
-        return str(self)
-
+# ---------------------------------------------------------------------------------------------
+# the framed sentences (nl_intent, nl_intent_structured)
 
 _LIST_NUMBER_ONLY = re.compile(r"\d{1,3}[.)]")
-
-
 _WORD = re.compile(r"\S+")
 
 
@@ -573,16 +730,17 @@ def leftover_outside(text: str, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
-def shifted(failure: GrammarFailure, text: str, offset: int, lines: int = 0,
-            line_of: Callable[[int], tuple[int, int]] | None = None) -> GrammarFailure:
-    """``failure`` (on ``text[offset:]``, which had ``lines`` extra lines put before it) placed in ``text``;
-    ``line_of`` (a :class:`LineCounter` of ``text``) counts the lines when many failures are placed."""
-    line, column = line_of(offset) if line_of is not None else line_column(text, offset)
-    at_line = failure.line - lines
-    if at_line <= 1:
-        return GrammarFailure(failure.grammar, line, column + max(failure.column, 1) - 1, failure.expected,
-                              failure.found)
-    return GrammarFailure(failure.grammar, line + at_line - 1, failure.column, failure.expected, failure.found)
+@functools.cache
+def grammar_terminals(grammar: str) -> dict[str, re.Pattern[str]]:
+    """The terminals of ``grammars/<grammar>.lark`` as compiled regular expressions, by name.
+
+    A fast path that reads with the grammar's own terminals keeps one definition of the format.
+
+    >>> grammar_terminals("xml_call")["INVOKE_CLOSE"].fullmatch("</invoke>") is not None
+    True
+    """
+    parser = load_parser(grammar)
+    return {t.name: re.compile(t.pattern.to_regexp()) for t in parser.terminals}
 
 
 _IN_STRING = re.compile(r'(?:[^"\\]++|\\[\s\S])*+')
@@ -707,39 +865,49 @@ def _openings(grammar: str, words: tuple[str, ...]) -> re.Pattern[str]:
     line's end — all but the verb and its spaces looked at ahead, so that the next search starts where
     :func:`find_words`' does.  Group ``after``: where the verb's spaces end.  (Lower-casing changes none
     of what the grammar's patterns match — TOOL's letters are both cases, the rest ignores case — but
-    for the two letters :func:`_openings_in` leaves to the line-by-line reading.)"""
+    for the two letters :func:`_verbs_in` leaves to the line-by-line reading.)"""
     t = grammar_terminals(grammar)
     verbs = "|".join(f"{word}(?<![\\w']{word})" for word in words)  # the word first: found as a literal, fast
     return re.compile(rf"(?:{verbs})[ \t]++(?P<after>)(?=(?>(?:(?i:the)[ \t]+)?)(?>{t['TOOL'].pattern})"
                       rf"(?:[^\S\n]*(?:\n|\Z)|{t['WITH'].pattern}|{t['END'].pattern}))")
 
 
-def _openings_in(text: str, grammar: str, words: tuple[str, ...]) -> Iterator[tuple[int, int, int]]:
-    """Each opening (see :func:`_openings`), in order: (its line's start, its line's end, its verb), found
-    as one goes (a caller that has enough stops the search)."""
-    if "\u0130" in text or "\u212a" in text:  # letters whose lower case TOOL's pattern reads otherwise (İ, the
-        # Kelvin sign): each verb is looked at in Python, TOOL on the reply as written
-        terminals = grammar_terminals(grammar)
-        for line_start, line_end, found in lines_with_words(text, words):
-            for verb, after in found:
-                the = _THE.match(text, after, line_end)
-                tool = terminals["TOOL"].match(text, the.end() if the else after, line_end)
-                if tool is None:
-                    continue
-                rest = tool.end()
-                if (rest >= line_end or _SPACES.match(text, rest, line_end).end() == line_end  # type: ignore[union-attr]
-                        or terminals["WITH"].match(text, rest, line_end) or terminals["END"].match(text, rest, line_end)):
-                    yield line_start, line_end, verb
-        return
-    line_start = line_end = -1
-    for match in _openings(grammar, words).finditer(_lower(text)):
-        verb = match.start()
-        if verb > line_end:  # on a later line
-            line_start = text.rfind("\n", max(line_end, 0), verb) + 1 or max(line_end + 1, 0)
-            line_end = text.find("\n", verb)
-            if line_end < 0:
-                line_end = len(text)
-        yield line_start, line_end, verb
+_START = re.Match.start
+
+
+def _verbs_in(text: str, grammar: str, words: tuple[str, ...]) -> Iterator[int]:
+    """Where each opening's verb is (see :func:`_openings`), in order, found as one goes (a caller that has
+    enough stops the search)."""
+    if "\u0130" not in text and "\u212a" not in text:
+        return map(_START, _openings(grammar, words).finditer(text.lower()))
+    return _verbs_by_line(text, grammar, words)
+
+
+def _verbs_by_line(text: str, grammar: str, words: tuple[str, ...]) -> Iterator[int]:
+    """:func:`_verbs_in` for a reply holding a letter whose lower case TOOL's pattern reads otherwise (İ, the
+    Kelvin sign): each verb is looked at in Python, TOOL on the reply as written."""
+    terminals = grammar_terminals(grammar)
+    for line_start, line_end, found in lines_with_words(text, words):
+        for verb, after in found:
+            the = _THE.match(text, after, line_end)
+            tool = terminals["TOOL"].match(text, the.end() if the else after, line_end)
+            if tool is None:
+                continue
+            rest = tool.end()
+            if (rest >= line_end or _SPACES.match(text, rest, line_end).end() == line_end  # type: ignore[union-attr]
+                    or terminals["WITH"].match(text, rest, line_end) or terminals["END"].match(text, rest, line_end)):
+                yield verb
+
+
+def _line_spans(text: str, starts: list[int], line_end: int, room: int) -> list[tuple[int, int]]:
+    """The sentences of a line: from each start to the next (or the line's end), white space at the end off."""
+    spans = []
+    for i, start in enumerate(starts[:room]):
+        end = starts[i + 1] if i + 1 < len(starts) else line_end
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        spans.append((start, end))
+    return spans
 
 
 def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[str], grammar: str, *, limit: int,
@@ -759,28 +927,26 @@ def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[s
     line_start, line_end = 0, -1
     quotes: QuoteTracker | None = None
     skip = -1  # openings up to here stand inside a quoted value
-
-    def close_line() -> None:
-        for i, start in enumerate(starts[:limit - len(spans)]):
-            end = starts[i + 1] if i + 1 < len(starts) else line_end
-            while end > start and text[end - 1].isspace():
-                end -= 1
-            spans.append((start, end))
-
-    for begin, end_of_line, verb in _openings_in(text, grammar, words):
-        if end_of_line != line_end:  # a new line
-            close_line()
-            if len(spans) >= limit:
-                return spans
-            line_start, line_end = begin, end_of_line
+    for verb in _verbs_in(text, grammar, words):
+        if verb > line_end:  # on a later line
+            if starts:
+                spans += _line_spans(text, starts, line_end, limit - len(spans))
+                if len(spans) >= limit:
+                    return spans
+            line_start = text.rfind("\n", max(line_end, 0), verb) + 1 or max(line_end + 1, 0)
+            line_end = text.find("\n", verb)
+            if line_end < 0:
+                line_end = len(text)
             starts, quotes, skip = [], None, -1
-        if verb <= skip:
+        elif verb <= skip:
             continue
-        head = text[max(line_start, verb - 24):verb]
-        prefix = frame_prefix.search(head)
-        start = verb - (len(prefix.group(0)) if prefix else 0)
-        if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
-            continue
+        start = verb
+        if verb > line_start:
+            prefix = frame_prefix.search(text, max(line_start, verb - 24), verb)
+            if prefix is not None:
+                start = prefix.start()
+            if start > line_start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
+                continue
         if starts:
             origin = starts[-1]
             if repeated_opening and start < origin + 4:
@@ -795,62 +961,279 @@ def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[s
                     continue
         starts.append(start)
         if len(starts) > limit - len(spans):  # one more than fits: it ends the last sentence that does
-            close_line()
-            return spans
-    close_line()
-    return spans
+            break
+    return spans + _line_spans(text, starts, line_end, limit - len(spans))
 
 
-def calls_from_document(document: Any, call_keys: tuple[str, ...] = ("call", "calls", "tool_call", "tool_calls")
-                        ) -> list[tuple[str, dict[str, Any]]] | None:
-    """The calls a parsed YAML/TOML document holds, or ``None`` when it names no tool.
+# tool, arguments (the name as written with its binder, the raw value, where the name starts, where the
+# value ends), whether a period ends the sentence, the words after it
+Sentence = tuple[str, list[tuple[str, str, int, int]], bool, str]
 
-    A document is one call (a mapping with a name and arguments), a list of calls, or a
-    mapping holding them under ``call``/``calls``/``tool_call(s)``.
 
-    >>> calls_from_document({"call": [{"name": "f", "arguments": {"a": 1}}, {"tool": "g"}]})
-    [('f', {'a': 1}), ('g', {})]
-    >>> calls_from_document({"Name": "f", "Arguments": {"A": 1}})
-    [('f', {'A': 1})]
+class SentenceParts(Transformer):
+    """A sentence grammar's tree → the :data:`Sentence` the fast reader reads."""
+
+    def argument(self, items: list) -> tuple[str, str, int, int]:
+        value = items[-1] if len(items) > 1 and items[-1].type == "VALUE" else ""
+        return str(items[0]), str(value), items[0].start_pos or 0, items[-1].end_pos or 0
+
+    def start(self, items: list) -> Sentence:
+        tool = trail = ""
+        arguments = []
+        period = False
+        for item in items:
+            if isinstance(item, tuple):
+                arguments.append(item)
+            elif item.type == "TOOL":
+                tool = str(item)
+            elif item.type == "END":
+                period = True
+            elif item.type == "TRAIL":
+                trail = str(item)
+        return tool, arguments, period, trail
+
+
+# a plain value: a run of words without a comma, a period before a space or a period, a colon, an equals
+# sign or a quote
+_RUN = r'(?:[^\s,.;:"=]|\.(?=[^\s.]))++(?:[ \t](?:[^\s,.;:"=]|\.(?=[^\s.]))++)*+'
+
+
+# where a sentence grammar's STOP can start (a separator, "and", the final period, spaces at the end), or a
+# line break
+_STOP_STARTS = re.compile(r"[ \t,;.\r\n]")
+
+
+class _Terminals:
+    """A sentence grammar's terminals, and the patterns the fast reader builds of them (each part atomic or
+    possessive, so that it matches what its terminal alone matches where the parser tries it)."""
+
+    def __init__(self, grammar: str, head: str, rendered_name: str, rendered_next: str) -> None:
+        t = grammar_terminals(grammar)
+        self.tool, self.sep, self.value, self.all = t["TOOL"], t["SEP"], t["VALUE"], t
+        nothing = t["NO_ARGUMENTS"].pattern if "NO_ARGUMENTS" in t else "(?!)"  # ("with no arguments")
+        self.opening = re.compile(rf"(?>{t['INTRO'].pattern})(?P<tool>(?>{t['TOOL'].pattern}))"
+                                  rf"(?:(?P<with>(?>{t['WITH'].pattern}))(?P<nothing>(?>{nothing}))?+)?+")
+        self.ending = re.compile(rf"(?P<end>{t['END'].pattern})?+(?P<trail>{t['TRAIL'].pattern})?+\Z")
+        self.head = re.compile(head.format(**{name: terminal.pattern for name, terminal in t.items()}))
+        # VALUE is a quoted string (with a lookahead after it) or ``(?:(?!STOP)[^\r\n])+``, a lookahead at every
+        # character: its parts, taken from the grammar, so that the end of a value is searched for in C
+        source = self.value.pattern
+        split = source.rindex("|(?:(?!")
+        stop = source[split + 7:source.rindex(")[^\r\n])+")]
+        self.quoted, self.stop = re.compile(source[:split]), re.compile(stop)
+        # an argument as the renderer writes it: a plain name, a plain run, then ", " and the next such name, or
+        # the final period, or the end — there NAME (KEY, EQUALS), VALUE and SEP take just that (unless the run
+        # holds "and" or "to", where VALUE may stop: see ``_risky``)
+        self.plain = re.compile(rf"{rendered_name}(?P<value>{_RUN})(?:(?P<sep>, )(?={rendered_next})"
+                                rf"|(?=\.(?:[ \t]|\r?\n|\Z)|\Z))")
+
+    def value_end(self, text: str, pos: int) -> int:
+        """Where VALUE's match at ``pos`` ends (``pos``: it does not match)."""
+        quoted = self.quoted.match(text, pos)
+        if quoted is not None:
+            return quoted.end()
+        if pos >= len(text) or text[pos] in "\r\n" or self.stop.match(text, pos) is not None:
+            return pos
+        at = pos + 1
+        while True:  # STOP is looked for only where it can start (the other characters are skipped in C)
+            found = _STOP_STARTS.search(text, at)
+            if found is None:
+                return len(text)
+            at = found.start()
+            if text[at] in "\r\n" or self.stop.match(text, at) is not None:
+                return at
+            at += 1
+
+
+def _risky(run: str) -> bool:
+    """Whether a plain run holds a word that could start where VALUE stops ("and", "set to"): VALUE reads it."""
+    lowered = run.lower()
+    return " and " in lowered or " to " in lowered
+
+
+class SentenceFormat(Protocol):
+    """The skeleton of the framed-sentence formats (``nl_intent``, ``nl_intent_structured``).
+
+    The sentences are found by :func:`sentence_spans` (one pattern run in C); each is read by
+    :meth:`read_fast` with the grammar's own terminals, in the order its parser tries them (an
+    argument with a plain value by one pattern), or — where that reading stops — by the Lark parser, to
+    say where (at most ``fallback_limit`` sentences, within the reply's grammar budget).  A format sets
+    its grammar, verbs, frame prefix, the words it renders, and :meth:`key_of`, :meth:`plain_key`.
     """
-    if isinstance(document, dict):
-        if not any(k in document for k in NAME_KEYS + call_keys + ("function",)):
-            lowered = {k.lower(): v for k, v in document.items() if isinstance(k, str)}
-            if any(k in lowered for k in NAME_KEYS + call_keys):  # Name: / Arguments: as some models write them
-                document = lowered
-        for key in call_keys:
-            if key in document and not any(isinstance(document.get(k), str) for k in NAME_KEYS):
-                inner = calls_from_document(document[key], ())
-                if inner is not None:
-                    return inner
-        function = document.get("function")
-        if isinstance(function, dict) and "name" in function:
-            return calls_from_document(function, ())
-        name = next((document[k] for k in NAME_KEYS if isinstance(document.get(k), str)), None)
-        if name is None:
+
+    grammar: str
+    #: the verbs that open a sentence, and what may stand before one ("I will", a list number)
+    verbs: tuple[str, ...]
+    frame_prefix: re.Pattern[str]
+    #: a verb within 4 characters of the opening before it opens nothing ("I will use" found again at "use")
+    repeated_opening = False
+    #: how the renderer opens a sentence and binds a value to its name; whether it numbers several
+    opener = "Use"
+    binder = " = "
+    numbered = False
+    #: the pattern an argument starts with, up to its value (group ``name``: the name as the sentence writes
+    #: it; ``{TERMINAL}``: the grammar's terminal)
+    argument_head: str
+    #: an argument's name as the renderer writes it (a plain word and its binder; group ``name``: the name as
+    #: ``argument_head`` takes it), and what the next one starts with
+    rendered_name: str
+    rendered_next: str
+    none_found = "no sentence naming a tool was found"
+    sentences_limit = 200
+    fallback_limit = 10  # sentences read by the Lark parser (to say where they break) per reply
+    sentence_limit = 20_000
+
+    @functools.cached_property
+    def terminals(self) -> _Terminals:
+        return _Terminals(self.grammar, self.argument_head, self.rendered_name, self.rendered_next)
+
+    def key_of(self, token: str) -> str:
+        """The argument's name in the token that writes it."""
+        return unquoted(token) if token[:1] == '"' else token
+
+    def plain_key(self, key: str) -> bool:
+        """Whether the renderer writes ``key`` as it is (else as a JSON string)."""
+        raise NotImplementedError
+
+    def says_no_tool(self, text: str) -> str | None:
+        """The note for a reply without a call that says no tool fits, or ``None``."""
+        return None
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the sentences are: from each opening to the next opening or the line's end."""
+        return sentence_spans(text, self.verbs, self.frame_prefix, self.grammar, limit=self.sentences_limit,
+                              repeated_opening=self.repeated_opening)
+
+    def read_fast(self, text: str) -> Sentence | None:
+        """One sentence read with the grammar's terminals; ``None`` where the grammar stops (or may)."""
+        t = self.terminals
+        opening = t.opening.match(text)
+        if opening is None:
             return None
-        arguments: Any = next((document[k] for k in ARGUMENT_KEYS if k in document), {})
-        if isinstance(arguments, str) and arguments.strip()[:1] in ("{", "["):
-            try:
-                arguments = json.loads(arguments)
-            except (ValueError, RecursionError):
-                pass
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            arguments = {"_raw": arguments}
-        return [(name, arguments)]
-    if isinstance(document, list):
-        calls: list[tuple[str, dict[str, Any]]] = []
-        for item in document:
-            found = calls_from_document(item, call_keys)
-            if found:
-                calls.extend(found)
-        return calls or None
-    return None
+        pos = opening.end()
+        arguments: list[tuple[str, str, int, int]] = []
+        if opening.group("with") is not None and opening.group("nothing") is None:
+            while True:
+                found = t.plain.match(text, pos)
+                if found is not None:
+                    name, value, sep = found.groups()
+                    if not (" " in value and _risky(value)):
+                        arguments.append((name, value, pos, found.end(2)))
+                        pos = found.end()
+                        if sep is None:
+                            break
+                        continue
+                found = t.head.match(text, pos)
+                if found is None:
+                    return None
+                end = t.value_end(text, found.end())
+                arguments.append((found.group("name"), text[found.end():end], pos, end))
+                separator = t.sep.match(text, end)
+                if separator is None:
+                    pos = end
+                    break
+                pos = separator.end()
+        ending = t.ending.match(text, pos)
+        if ending is None:
+            return None
+        return opening.group("tool"), arguments, ending.group("end") is not None, ending.group("trail") or ""
+
+    def read_by_grammar(self, text: str) -> Sentence:
+        """One sentence read by the Lark parser (raises :class:`GrammarFailure` where it stops)."""
+        sentence: Sentence = SentenceParts().transform(parse(self.grammar, text))
+        return sentence
+
+    def arguments(self, sentence: str, read: Sentence, tools: Toolset | None) -> tuple[dict[str, Any], list[str]]:
+        """The arguments of a read sentence, and notes on them (a name given twice)."""
+        values: dict[str, Any] = {}
+        notes: list[str] = []
+        key_of = self.key_of
+        for token, raw, _, _ in read[1]:
+            key = key_of(token)
+            if key in values:
+                notes.append(f"argument {key!r} is given twice; the last one counts")
+            values[key] = unquoted(raw) if raw[:1] == '"' else raw
+        return values, notes
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        spans = self.spans(text)
+        calls: list[RawCall] = []
+        notes: list[str] = []
+        clean = True
+        fallbacks = 0
+        budget = GrammarBudget(limits.reply_grammar_chars, run_cost=0)
+        line_of = LineCounter(text)
+        for start, end in spans:
+            sentence = text[start:end]
+            where = Position(text, start, line_of)  # (its line and column worked out for a note only)
+            if len(sentence) > self.sentence_limit:
+                notes.append(f"{where}: a sentence longer than {self.sentence_limit} characters was not read")
+                clean = False
+                continue
+            read = self.read_fast(sentence)
+            if read is None:
+                fallbacks += 1
+                if fallbacks > self.fallback_limit:
+                    if fallbacks == self.fallback_limit + 1:
+                        notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
+                    clean = False
+                    continue
+                try:
+                    budget.spend(self.grammar, sentence)
+                    read = self.read_by_grammar(sentence)
+                except GrammarFailure as failure:
+                    notes.append(f"the sentence could not be read: {shifted(failure, text, start).describe()}")
+                    clean = False
+                    continue
+            if read[3].strip():
+                notes.append(f"{where}: words after the sentence were ignored: {excerpt(read[3])}")
+                clean = False
+            arguments, more = self.arguments(sentence, read, tools)
+            if more:
+                notes += [f"{where}: {note}" for note in more]
+                clean = False
+            calls.append(RawCall(read[0].strip("`"), arguments, (start, end)))
+        if not calls:
+            no_tool = self.says_no_tool(text)
+            if no_tool is not None:
+                return Extraction((), (no_tool,), True)
+            if not notes:
+                notes.append(self.none_found)
+        if len(spans) >= self.sentences_limit:
+            notes.append(f"only the first {self.sentences_limit} sentences were read")
+            clean = False
+        return Extraction(tuple(calls), tuple(notes), clean and bool(calls) and not leftover_outside(text, spans))
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        sentences = [self._sentence(call) for call in calls]
+        if self.numbered and len(sentences) > 1:
+            return "\n".join(f"{i}. {sentence}" for i, sentence in enumerate(sentences, 1))
+        return "\n".join(sentences)
+
+    def _sentence(self, call: ToolCall) -> str:
+        name = call.name if self.terminals.tool.fullmatch(call.name) else f"`{call.name}`"
+        if not call.arguments:
+            return f"{self.opener} {name}."
+        parts = [(key if self.plain_key(key) else json.dumps(key, ensure_ascii=False)) + self.binder
+                 + self._value(text_of(value)) for key, value in call.arguments.items()]
+        return f"{self.opener} {name} with {', '.join(parts)}."
+
+    def _value(self, text: str) -> str:
+        """``text`` as it is when the sentence reads it back unchanged, else as a JSON string."""
+        plain = (text and text == text.strip() and text[0] != '"' and "\n" not in text and "\r" not in text
+                 and not find_words(text, 0, len(text), self.verbs) and not in_string_after(text))
+        if plain:
+            for after in (".", ", z" + self.binder + "1"):
+                found = self.terminals.value.match(text + after)
+                if found is None or found.end() != len(text):
+                    return json.dumps(text, ensure_ascii=False)
+        return text if plain else json.dumps(text, ensure_ascii=False)
 
 
-__all__ = ["LineCounter", "Position", "QuoteTracker", "Stopped", "calls_from_document", "fenced_blocks", "find_words",
-           "grammar_stop_note", "grammar_terminals", "in_string_after", "leftover_outside", "line_column",
-           "lines_with_words", "never_raises", "plain_value", "sentence_spans", "shifted", "tag_attribute", "text_of",
-           "top_level_resumes", "xml_escape", "xml_text", "xml_unescape", "xml_value"]
+__all__ = ["STRICT_JSON", "UNREAD", "LineCounter", "Position", "QuoteTracker", "SentenceFormat", "SentenceParts",
+           "Stopped", "TagFormat", "TaggedReply", "calls_from_document", "canonical_reply", "excerpt", "fenced_blocks",
+           "find_words", "flow_text", "grammar_stop_note", "grammar_terminals", "in_string_after", "leftover_outside",
+           "lenient_value",
+           "line_column", "lines_with_words", "located_notes", "only_fences", "read_document", "scalar_text",
+           "sentence_spans", "shifted", "tag_attribute", "text_of", "tool_of", "top_level_resumes", "unescape", "unquoted",
+           "xml_escape", "xml_text", "xml_unescape", "xml_value"]

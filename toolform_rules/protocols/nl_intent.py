@@ -24,44 +24,17 @@ I will use f with a: 1, b: Acme, "Ltd".
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
-from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..schema.ir import Tool
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import parse
-from .text_family import grammar_chars
-from .markup_family import (SentenceParts, find_words, grammar_terminals, in_string_after, leftover_outside,
-                            never_raises, read_sentences, sentence_end, sentence_spans, sentence_value, text_of)
+from .base import ProtocolInfo
+from .markup_family import Sentence, SentenceFormat, tool_of, unquoted
 
-GRAMMAR = "nl_intent"
-VERBS = ("use", "call", "invoke", "run", "using", "calling")
-_FRAME_PREFIX = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?"
-                           r"(?:(?:I(?:'ll| will| would| am going to| shall| want to| need to)"
-                           r"|let me)[ \t]+)?\Z")
-_NO_TOOL = re.compile(r"(?i)\bno (?:tool|function)\b|\bnone of the tools\b")
-_SENTENCES_LIMIT = 200
-_FALLBACK_LIMIT = 10  # sentences read by the Lark parser (to say where they break) per reply
 _BINDER = re.compile(r"(?i)[ \t]*(?::|=)[ \t]*\Z|[ \t]+(?:set|equal)[ \t]+to[ \t]+\Z")
-_SENTENCE_LIMIT = 20_000
-
-# (tool, arguments as (name token, raw value, where the name starts, where the value ends), period, trail)
-Sentence = tuple[str, list[tuple[str, str, int, int]], bool, str]
-
-
-def _unquote(raw: str) -> str:
-    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return raw
-        if isinstance(value, str):
-            return value
-    return raw
+_NO_TOOL = re.compile(r"(?i)\bno (?:tool|function)\b|\bnone of the tools\b")
 
 
 def name_of(token: str) -> str:
@@ -77,168 +50,75 @@ def name_of(token: str) -> str:
     if binder and binder.group(0).strip()[:1] not in (":", "="):
         name = token.split()[0]
     name = name.strip()
-    return _unquote(name) if name[:1] == '"' else name
+    return unquoted(name) if name[:1] == '"' else name
 
 
-def _read(text: str) -> Sentence | None:
-    """The fast path: the grammar's terminals, tried in its parser's order; ``None`` where the grammar stops."""
-    t = grammar_terminals(GRAMMAR)
-    found = t["INTRO"].match(text)
-    if found is None:
-        return None
-    tool = t["TOOL"].match(text, found.end())
-    if tool is None:
-        return None
-    pos = tool.end()
-    arguments: list[tuple[str, str, int, int]] = []
-    with_ = t["WITH"].match(text, pos)
-    if with_ is not None:
-        pos = with_.end()
-        nothing = t["NO_ARGUMENTS"].match(text, pos)
-        if nothing is not None:
-            pos = nothing.end()
-        else:
-            while True:
-                name = t["NAME"].match(text, pos)
-                if name is None:
-                    return None
-                raw, pos = sentence_value(GRAMMAR, text, name.end())
-                arguments.append((name.group(0), raw, name.start(), pos))
-                separator = t["SEP"].match(text, pos)
-                if separator is None:
-                    break
-                pos = separator.end()
-    ending = sentence_end(GRAMMAR, text, pos)
-    return None if ending is None else (tool.group(0), arguments, *ending)
+_PARAMETERS: dict[int, tuple[Tool, dict[str, tuple[str, bool]]]] = {}
 
 
-class SentenceTree(SentenceParts):
-    """An ``nl_intent.lark`` tree → the sentence, as the fast path reads it."""
-
-    def argument(self, items: list) -> tuple[str, str, int, int]:
-        raw = str(items[1]) if len(items) > 1 else ""
-        return str(items[0]), raw, items[0].start_pos or 0, (items[-1].end_pos or 0)
-
-
-def _read_by_grammar(text: str) -> Sentence:
-    sentence: Sentence = SentenceTree().transform(parse(GRAMMAR, text))
-    return sentence
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """Where the sentences are: from each opening to the next opening or the line's end."""
-    return sentence_spans(text, VERBS, _FRAME_PREFIX, GRAMMAR, limit=_SENTENCES_LIMIT, repeated_opening=True)
+def _parameters(tool: Tool) -> dict[str, tuple[str, bool]]:
+    """The tool's parameters by name and by canonical name: (their name, whether they take free text), kept
+    per tool."""
+    kept = _PARAMETERS.get(id(tool))
+    if kept is not None and kept[0] is tool:
+        return kept[1]
+    table = {canonical_name(p.name): (p.name, not p.schema.types or "string" in p.schema.types)
+             for p in tool.parameters.properties}
+    table.update({p.name: table[canonical_name(p.name)] for p in tool.parameters.properties})
+    if len(_PARAMETERS) >= 256:
+        _PARAMETERS.clear()
+    _PARAMETERS[id(tool)] = (tool, table)
+    return table
 
 
-def _says_no_tool(text: str) -> bool:
-    """Whether the reply says no tool fits (``_NO_TOOL``, searched from the first "no" in any case)."""
-    first = min((at for at in (text.find(w) for w in ("no", "No", "nO", "NO")) if at >= 0), default=-1)
-    return first >= 0 and _NO_TOOL.search(text, first) is not None
+class NlIntent(SentenceFormat):
+    info = ProtocolInfo(id="nl_intent", name="Natural-language intent", text_values=True,
+                        description="The model says which tool it will use and with what values ('I will use TOOL "
+                                    "with arg: value, ...'); values are text, read against the tool's parameters.")
+    grammar = "nl_intent"
+    verbs = ("use", "call", "invoke", "run", "using", "calling")
+    frame_prefix = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?(?:(?:I(?:'ll| will| would| am going to| shall| want to"
+                              r"| need to)|let me)[ \t]+)?\Z")
+    repeated_opening = True
+    opener, binder, numbered = "I will use", ": ", True
+    argument_head = r"(?P<name>(?>{NAME}))"
+    rendered_name, rendered_next = r"(?P<name>[A-Za-z_][\w-]*: )", r"[A-Za-z_][\w-]*:[ \t]"
+    none_found = "no sentence naming a tool ('I will use TOOL with name: value') was found"
 
+    def key_of(self, token: str) -> str:
+        return name_of(token)
 
-def _parameters(name: str, tools: Toolset | None) -> dict[str, tuple[str, bool]] | None:
-    """The tool's parameters by canonical name: (their name, whether they take free text), when the tool is known."""
-    if tools is None:
-        return None
-    tool = tools.get(name)
-    if tool is None:
-        return None
-    return {canonical_name(p.name): (p.name, not p.schema.types or "string" in p.schema.types)
-            for p in tool.parameters.properties}
+    def plain_key(self, key: str) -> bool:
+        return (self.terminals.all["NAME"].fullmatch(key + ": ") is not None and key[:1] != '"'
+                and name_of(key + ": ") == key)
 
+    def says_no_tool(self, text: str) -> str | None:
+        """"No tool fits" (``_NO_TOOL``, searched from the first "no" in any case)."""
+        first = min((at for at in (text.find(w) for w in ("no", "No", "nO", "NO")) if at >= 0), default=-1)
+        return "the reply says no tool fits" if first >= 0 and _NO_TOOL.search(text, first) else None
 
-def _arguments(sentence: str, read: Sentence, parameters: dict[str, tuple[str, bool]] | None
-               ) -> tuple[dict[str, Any], list[str]]:
-    """The arguments of a sentence.
-
-    With the tool's parameters known, a name that is none of them, after a value of a text
-    parameter, is part of that text ("b: Acme, Note: fragile"); after any other value it is
-    an argument of its own (a name the model made up, for validation to report).
-    """
-    merged: list[list[Any]] = []  # [name, value start, value end, raw (None once merged), takes text]
-    for token, raw, start, end in read[1]:
-        name = name_of(token)
-        known = parameters.get(canonical_name(name)) if parameters is not None else None
-        if parameters is not None and known is None and merged and merged[-1][4]:
-            merged[-1][2] = end  # the previous value runs on
-            merged[-1][3] = None
-            continue
-        merged.append([known[0] if known else name, end - len(raw), end, raw, bool(known and known[1])])
-    values: dict[str, Any] = {}
-    notes: list[str] = []
-    for name, start, end, raw, _ in merged:
-        text = raw if raw is not None else sentence[start:end]
-        if name in values:
-            notes.append(f"argument {name!r} is given twice; the last one counts")
-        values[name] = _unquote(text)
-    return values, notes
-
-
-class NlIntent(Protocol):
-    info = ProtocolInfo(
-        id="nl_intent",
-        name="Natural-language intent",
-        description="The model says which tool it will use and with what values ('I will use TOOL with arg: "
-                    "value, ...'); values are text, read against the tool's parameters.",
-        parallel=True,
-        text_values=True,
-    )
-
-    @never_raises
-    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        if not isinstance(text, str):
-            return Extraction((), ("the reply is not text",), False)
-        spans = _sentences(text)
-
-        def build(sentence: str, read: Any) -> tuple[str, dict[str, Any], list[str]]:
-            tool = read[0].strip("`")
-            arguments, notes = _arguments(sentence, read, _parameters(tool, tools))
-            return tool, arguments, notes
-
-        calls, notes, clean = read_sentences(text, spans, _read, _read_by_grammar, build,
-                                             sentence_limit=_SENTENCE_LIMIT, fallback_limit=_FALLBACK_LIMIT,
-                                             grammar_chars=grammar_chars(limits))
-        if not calls:
-            if _says_no_tool(text):
-                return Extraction((), ("the reply says no tool fits",), True)
-            if not notes:
-                notes.append("no sentence naming a tool ('I will use TOOL with name: value') was found")
-        if len(spans) >= _SENTENCES_LIMIT:
-            notes.append(f"only the first {_SENTENCES_LIMIT} sentences were read")
-            clean = False
-        compliant = bool(calls) and clean and not leftover_outside(text, spans)
-        return Extraction(tuple(calls), tuple(notes), compliant)
-
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        if len(calls) == 1:
-            return self._sentence(calls[0])
-        return "\n".join(f"{i}. {self._sentence(call)}" for i, call in enumerate(calls, 1))
-
-    def _sentence(self, call: ToolCall) -> str:
-        t = grammar_terminals(GRAMMAR)
-        name = call.name if t["TOOL"].fullmatch(call.name) else f"`{call.name}`"
-        if not call.arguments:
-            return f"I will use {name}."
-        parts = []
-        for key, value in call.arguments.items():
-            plain_key = t["NAME"].fullmatch(key + ": ") is not None and key[:1] != '"' and name_of(key + ": ") == key
-            written = key if plain_key else json.dumps(key, ensure_ascii=False)
-            parts.append(f"{written}: {self._value(text_of(value))}")
-        return f"I will use {name} with {', '.join(parts)}."
-
-    @staticmethod
-    def _value(text: str) -> str:
-        """``text`` as it is when the sentence reads it back unchanged, else as a JSON string."""
-        value = grammar_terminals(GRAMMAR)["VALUE"]
-        plain = (text and text == text.strip() and text[0] != '"' and "\n" not in text and "\r" not in text
-                 and not find_words(text, 0, len(text), VERBS) and not in_string_after(text))
-        if plain:
-            for after in (".", ", z: 1"):
-                found = value.match(text + after)
-                if found is None or found.end() != len(text):
-                    plain = False
-                    break
-        return text if plain else json.dumps(text, ensure_ascii=False)
+    def arguments(self, sentence: str, read: Sentence, tools: Toolset | None) -> tuple[dict[str, Any], list[str]]:
+        """The arguments, read against the tool's parameters when it is known: a name that is none of them,
+        after a value of a text parameter, is part of that text ("b: Acme, Note: fragile"); after any other
+        value it is an argument of its own (a name the model made up, for validation to report)."""
+        tool = tool_of(tools, read[0].strip("`"))
+        if tool is None:
+            return super().arguments(sentence, read, tools)
+        parameters = _parameters(tool)
+        values: dict[str, Any] = {}
+        notes: list[str] = []
+        key, takes_text, start = "", False, 0  # the argument before
+        for token, raw, _, end in read[1]:
+            name = name_of(token)
+            known = parameters.get(name) or parameters.get(canonical_name(name))
+            if known is None and takes_text:
+                values[key] = unquoted(sentence[start:end])  # the value before runs on
+                continue
+            key, takes_text, start = (known[0], known[1], end - len(raw)) if known else (name, False, end - len(raw))
+            if key in values:
+                notes.append(f"argument {key!r} is given twice; the last one counts")
+            values[key] = unquoted(raw)
+        return values, notes
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Answer in plain English: say which tool you will use and give each value it needs as "

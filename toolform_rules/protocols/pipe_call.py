@@ -17,168 +17,81 @@ legal_draft_v3|counterparty=A\|B \= C\ |term_months=12
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import Transformer, Tree
-from .text_family import (GrammarBudget, LineStarts, Read, backslash_escape, backslash_unescape, grammar_parse,
-                          never_raises, read_calls, resolve_tool, terminal_regex, trim_field, value_text)
+from .text_family import (Calls, NameFirst, Reading, backslash_escape, backslash_unescape, is_name, split_pipes,
+                          trim_field, value_text)
 
-GRAMMAR = "pipe_call"
 SPECIALS = "|="
 
-_NAME = re.compile(terminal_regex(GRAMMAR, "NAME"))
-_KEY = re.compile(terminal_regex(GRAMMAR, "KEY"))
-#: the grammar's VALUE terminal, written so that a run of plain characters is one step (a value as
-#: long as the reply is read in C, not a character at a time); the tests hold it to the grammar's
+#: the grammar's terminals (the tests hold them to ``grammars/pipe_call.lark``; NAME is the family's);
+#: VALUE is written so that a run of plain characters is one step (a value as long as the reply is read in C)
+KEY = r"[^|=\\\s](?:[^|=\\\r\n]*[^|=\\\s])?"
+_KEY = re.compile(KEY)
 _VALUE = re.compile(r"(?:[^|\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^|\\ \t\r\n]++|\\[^\r\n]))*+")
-_FIELD = re.compile(r"(?:[^|\\\r\n]++|\\[^\r\n])*+")
-_START = re.compile(r"[ \t]*[A-Za-z_][\w.\-]*[ \t]*(?P<pipe>\|)?")
-# the lines ``starts`` may take: a name and a pipe, or a name alone on its line
-_CANDIDATES = LineStarts(r"[ \t]*[A-Za-z_][\w.\-]*+[ \t]*+(?:\||\r?(?:\n|\Z))")
 
-#: one field as read: ("pair", key, raw value or None) or ("flag", key, None)
-Field = tuple[str, str, "str | None"]
+#: one call as read: its name, its fields (key, raw value — ``True`` for a bare flag), and whether a
+#: value holds a backslash (an escape to read)
+Fields = tuple[str, list[tuple[str, Any]], bool]
 
 
-def _fields_fast(segment: str) -> tuple[str, list[Field]] | None:
-    """The name and fields of one line, split with the grammar's terminals; ``None`` when
-    anything falls outside them (the grammar then reads the line and says where it stopped)."""
-    if "\\" not in segment and "\r" not in segment and "\n" not in segment:
-        return _fields_split(segment)
-    n = len(segment)
-    m = _FIELD.match(segment)
-    if m is None:
-        return None
-    name = m.group().strip(" \t")
-    if _NAME.fullmatch(name) is None:
-        return None
-    fields: list[Field] = []
-    pos = m.end()
-    while pos < n:
-        if segment[pos] != "|":
+def _decode(raw: Any) -> Any:
+    return raw if raw is True or "\\" not in raw else backslash_unescape(raw, SPECIALS)
+
+
+class _Fields(Calls):
+    def call(self, items: list) -> Fields:
+        fields = [f for f in items[1:] if isinstance(f, tuple)]
+        return str(items[0]), fields, any(raw is not True and "\\" in raw for _, raw in fields)
+
+    def flag(self, items: list) -> tuple[str, Any]:
+        return str(items[0]), True
+
+    def pair(self, items: list) -> tuple[str, Any]:
+        return str(items[0]), str(items[1]) if len(items) > 1 else ""
+
+
+class PipeCall(NameFirst):
+    info = NameFirst.about(
+        "pipe_call", "Pipe-delimited call",
+        "`tool_name|arg=value|arg=value` on one line per call; values are text, typed from the schema.")
+    grammar = "pipe_call"
+    transformer = _Fields
+    delimiter = "|"
+
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Fields | None:
+        """The name and fields of one line, split with the grammar's terminals."""
+        plain = "\\" not in segment and "\r" not in segment and "\n" not in segment  # (not plain: an escape)
+        parts = segment.split("|") if plain else split_pipes(segment)
+        if not parts or not is_name(name := parts[0].strip(" \t")):
             return None
-        m = _FIELD.match(segment, pos + 1)
-        if m is None:
-            return None
-        pos = m.end()
-        text = m.group()
-        key, eq, raw = text.partition("=")
-        key = key.strip(" \t")
-        if not eq:
-            if not key:
+        fields: list[tuple[str, Any]] = []
+        for text in parts[1:]:
+            key, eq, raw = text.partition("=")
+            key = key.strip(" \t")
+            if not (key.isidentifier() or _KEY.fullmatch(key)):
+                if key or eq:
+                    return None
                 continue  # an empty field
-            if _KEY.fullmatch(key) is None:
+            if not eq:
+                fields.append((key, True))
+            elif plain:
+                fields.append((key, raw.strip(" \t")))
+            elif (value := trim_field(raw)) and _VALUE.fullmatch(value) is None:
                 return None
-            fields.append(("flag", key, None))
-            continue
-        if _KEY.fullmatch(key) is None:
-            return None
-        value = trim_field(raw)
-        if value and _VALUE.fullmatch(value) is None:
-            return None
-        fields.append(("pair", key, value or None))
-    return name, fields
+            else:
+                fields.append((key, value))
+        return name, fields, not plain
 
+    def build(self, found: Fields, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
+        name, fields, escaped = found
+        return [(name, reading.collect(name, fields, _decode if escaped else None))]
 
-def _fields_split(segment: str) -> tuple[str, list[Field]] | None:
-    """:func:`_fields_fast` for a line without escapes: every pipe splits a field."""
-    name, *parts = segment.split("|")
-    name = name.strip(" \t")
-    if _NAME.fullmatch(name) is None:
-        return None
-    fields: list[Field] = []
-    for text in parts:
-        key, eq, raw = text.partition("=")
-        key = key.strip(" \t")
-        if not eq:
-            if not key:
-                continue
-            if _KEY.fullmatch(key) is None:
-                return None
-            fields.append(("flag", key, None))
-            continue
-        if _KEY.fullmatch(key) is None:
-            return None
-        value = raw.strip(" \t")
-        fields.append(("pair", key, value or None))
-    return name, fields
-
-
-class _Fields(Transformer):
-    def start(self, calls: list) -> list:
-        return calls
-
-    def call(self, items: list) -> tuple[str, list[Field]]:
-        return str(items[0]), [f for f in items[1:] if isinstance(f, tuple)]
-
-    def flag(self, items: list) -> Field:
-        return ("flag", str(items[0]), None)
-
-    def pair(self, items: list) -> Field:
-        return ("pair", str(items[0]), str(items[1]) if len(items) > 1 else None)
-
-
-def _fields_grammar(segment: str, budget: GrammarBudget | None = None) -> tuple[str, list[Field]]:
-    tree = grammar_parse(GRAMMAR, segment, budget)
-    calls = _Fields().transform(tree) if isinstance(tree, Tree) else []
-    return calls[0] if calls else ("", [])
-
-
-def build_call(name: str, fields: list[Field]) -> Read:
-    arguments: dict[str, Any] = {}
-    notes: list[str] = []
-    for kind, key, raw in fields:
-        if key in arguments:
-            notes.append(f"{name}: {key} is given more than once; the last value is kept")
-        arguments[key] = True if kind == "flag" else backslash_unescape(raw or "", SPECIALS)
-    return name, arguments, notes, True
-
-
-class PipeCall(Protocol):
-    info = ProtocolInfo(
-        id="pipe_call",
-        name="Pipe-delimited call",
-        description="`tool_name|arg=value|arg=value` on one line per call; values are text, typed from the schema.",
-        parallel=True,
-        text_values=True,
-    )
-
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools, limits)
-
-    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        budget = GrammarBudget.of(limits)
-
-        def starts(head: str) -> bool:
-            m = _START.match(head)
-            if m is None:
-                return False
-            if m.group("pipe"):
-                return True
-            # a name alone on its line: a call without arguments, to a known tool only
-            return m.end() == len(head) and resolve_tool(head.strip(), tools) is not None
-
-        def read_one(segment: str) -> Read:
-            found = _fields_fast(segment)
-            if found is None:
-                found = _fields_grammar(segment, budget)
-            return build_call(*found)
-
-        return read_calls(self.id, text, starts, read_one, candidates=_CANDIDATES)
-
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n".join(self._render(call) for call in calls)
-
-    @staticmethod
-    def _render(call: ToolCall) -> str:
-        parts = [call.name]
-        for key, value in call.arguments.items():
-            parts.append(f"{key}={backslash_escape(value_text(value), SPECIALS)}")
-        return "|".join(parts)
+    def render_call(self, call: ToolCall) -> str:
+        return "|".join([call.name, *(f"{key}={backslash_escape(value_text(value), SPECIALS)}"
+                                      for key, value in call.arguments.items())])
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Reply with one line per call and nothing else: the tool's name, then each argument as "

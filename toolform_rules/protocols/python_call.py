@@ -20,13 +20,8 @@ from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
-from .base import Extraction, ProtocolInfo
-from .code_family import (CALL_START, Budget, CallSyntax, PythonFamily, PythonValues, call_names, fast_calls, guarded,
-                          leftover_note, outside, python_call_text, strip_fence)
-
-
-class PythonCallValues(PythonValues):
-    """``python_call.lark`` trees → lists of :class:`CallSyntax`."""
+from .base import ProtocolInfo
+from .code_family import PythonFamily, call_names, python_call_text
 
 
 class PythonCall(PythonFamily):
@@ -36,32 +31,6 @@ class PythonCall(PythonFamily):
         description="Each call written as Python, tool_name(arg=value, ...), one a line.",
         parallel=True,
     )
-    grammar = "python_call"
-    transformer = PythonCallValues
-
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
-        body, offset = strip_fence(text)
-        notes: list[str] = []
-        whole = self.read_whole(body, budget)
-        if whole is not None:
-            return Extraction(tuple(self.finish(whole, tools, notes, offset)), tuple(notes), True)
-        found = self.prose_calls(body, tools, notes, budget)
-        rest = outside(body, [c.span for c in found if c.span])
-        if found and rest:
-            notes.append(leftover_note(rest))
-        calls = self.finish(found, tools, notes, offset)
-        compliant = bool(found) and not rest and not any(c.bare for c in found)
-        return Extraction(tuple(calls), tuple(notes), compliant)
-
-    def read_whole(self, body: str, budget: Budget | None = None) -> list[CallSyntax] | None:
-        """The calls of a body that is nothing but calls (the fast path), with their spans."""
-        if not body or not body.endswith((")", ";")) or CALL_START.match(body) is None:
-            return None  # prose before or after the calls: each is read on its own
-        calls = fast_calls(body, "lines", budget)
-        if not calls or any(c.bare for c in calls):
-            return None
-        return calls
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(python_call_text(c) for c in calls)

@@ -12,13 +12,18 @@ still read, and the reply is marked as not keeping to the format.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (Budget, PythonFamily, PythonValues, call_names, fast_calls, guarded, leftover_note,
-                          list_candidates, outside, python_call_text, strip_fence)
+from .code_family import Budget, PythonFamily, PythonLists, PythonValues, call_names, leftover_note, python_call_text
+from .reading import strip_code_fence
+
+EMPTY_LIST = re.compile(r"\[[ \t\r\n]*+\]")
+NO_CALL = "an empty list: the reply calls no tool"
 
 
 class PythonListValues(PythonValues):
@@ -32,34 +37,27 @@ class PythonListCall(PythonFamily):
         description="All calls in one bracketed list of Python calls: [f(a=1), g(b=2)].",
         parallel=True,
     )
-    grammar = "python_list_call"
-    transformer = PythonListValues
+    lists = PythonLists("python_list_call", PythonListValues)
 
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
-        body, offset = strip_fence(text)
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        body, offset, _ = strip_code_fence(text)
+        if EMPTY_LIST.fullmatch(body):
+            return Extraction((), (NO_CALL,), True)
+        budget = Budget(limits)
         notes: list[str] = []
-        whole = fast_calls(body, "list", budget) if body.startswith("[") else None
-        if whole is not None and not any(c.bare for c in whole):
-            if not whole:
-                notes.append("an empty list: the reply calls no tool")
-            return Extraction(tuple(self.finish(whole, tools, notes, offset)), tuple(notes), True)
-        lists, spans, failed = list_candidates(self, body, notes, budget)
-        if lists:
-            if len(lists) > 1:
-                notes.append(f"the reply holds {len(lists)} lists of calls where one was expected; all were read")
-            rest = outside(body, spans)
-            if rest:
-                notes.append(leftover_note(rest, "the list"))
-            found = [c for group in lists for c in group]
-            compliant = len(lists) == 1 and not rest and not failed and not any(c.bare for c in found)
-            if not found and compliant:
-                notes.append("an empty list: the reply calls no tool")
-            return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
-        found = self.prose_calls(body, tools, notes, budget)
-        if found:
+        found = self.read_lists(self.lists, body, tools, budget, notes)
+        if found.spans:
+            if len(found.spans) > 1:
+                notes.append(f"the reply holds {len(found.spans)} lists of calls where one was expected; all were read")
+            if found.rest:
+                notes.append(leftover_note(found.rest, "the list"))
+            compliant = (len(found.spans) == 1 and not found.rest and not found.failures
+                         and not any(c.bare for c in found.calls))
+            return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), compliant)
+        found = self.read_candidates(self.reader, body, tools, budget, notes)
+        if found.calls:
             notes.append("the calls are not in a bracketed list")
-        return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), False)
+        return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "[" + ", ".join(python_call_text(c) for c in calls) + "]"

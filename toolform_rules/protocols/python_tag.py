@@ -17,11 +17,12 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..grammar import GrammarFailure
+from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (Budget, CallSyntax, Items, PythonFamily, PythonValues, call_names, fast_calls, grammar_read,
-                          guarded, leftover_note, outside, python_call_text)
-from ..grammar import GrammarFailure
+from .code_family import (Budget, CallSyntax, Items, PythonCalls, PythonFamily, PythonLists, PythonValues, ast_calls,
+                          call_names, grammar_read, leftover_note, python_call_text)
 from .json_object import call_from_object
 
 TAG = "<|python_tag|>"
@@ -32,7 +33,7 @@ def _object_call(obj: Any) -> CallSyntax | None:
     found = call_from_object(obj)
     if found is None:
         return None
-    return CallSyntax(found[0], list(found[1].items()))
+    return CallSyntax(found[0], None, arguments=found[1])
 
 
 class PythonTagValues(PythonValues):
@@ -60,6 +61,31 @@ class PythonTagValues(PythonValues):
         return [call for segment in items for call in segment]
 
 
+class _MarkedCalls(PythonCalls):
+    """Calls after a marker: what the fast readers cannot read is left to the segment's grammar."""
+
+    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
+        candidate = text[begin:stop]
+        calls = ast_calls(candidate, "call") if closed and budget.ast(candidate) else None
+        if calls is None or len(calls) != 1:
+            raise GrammarFailure("python_tag", 1, 1)
+        calls[0].span = (begin, stop)
+        return calls
+
+
+class _MarkedList(PythonLists):
+    """A list of calls after a marker (as :class:`_MarkedCalls`)."""
+
+    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
+        candidate = text[begin:stop]
+        calls = ast_calls(candidate, "list") if closed and budget.ast(candidate) else None
+        if calls is None:
+            raise GrammarFailure("python_tag", 1, 1)
+        for call in calls:
+            call.span = (begin + call.span[0], begin + call.span[1]) if call.span else (begin, stop)
+        return calls
+
+
 class PythonTag(PythonFamily):
     info = ProtocolInfo(
         id="python_tag",
@@ -67,19 +93,22 @@ class PythonTag(PythonFamily):
         description="Llama 3.x's convention: Python calls after a <|python_tag|> marker, ended by <|eom_id|>.",
         parallel=True,
     )
-    grammar = "python_tag"
-    transformer = PythonTagValues
+    marked_calls = _MarkedCalls()
+    marked_list = _MarkedList("python_tag", PythonTagValues)
 
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        budget = Budget(limits)
         notes: list[str] = []
         first = text.find(TAG)
         if first < 0:
-            return self._untagged(text, tools, notes, budget)
+            found = self.read_candidates(self.reader, text, tools, budget, notes).calls
+            if found:
+                notes.append("the calls are not after a <|python_tag|> marker")
+            return Extraction(self.finish(found, tools, notes), tuple(notes), False)
         compliant = not text[:first].strip()
         if not compliant:
-            notes.append(leftover_note(text[:first], "the marked calls"))
-        found: list[CallSyntax] = []
+            notes.append(leftover_note(" ".join(text[:first].split()), "the marked calls"))
+        calls: list[CallSyntax] = []
         pos = first
         while pos >= 0:
             budget.segments -= 1
@@ -98,74 +127,55 @@ class PythonTag(PythonFamily):
                     break
             if tail.strip():
                 compliant = False
-                notes.append(leftover_note(tail, "the marked calls"))
-            calls, clean = self._segment(text, start, end, tools, notes, budget)
+                notes.append(leftover_note(" ".join(tail.split()), "the marked calls"))
+            found, clean = self._segment(text, start, end, tools, notes, budget)
             compliant = compliant and clean
-            found.extend(calls)
+            calls.extend(found)
             pos = following
-        if not found:
+        if not calls:
             compliant = False
             if not notes:
                 notes.append("the <|python_tag|> marker is followed by no call")
-        return Extraction(tuple(self.finish(found, tools, notes)), tuple(notes), compliant)
+        return Extraction(self.finish(calls, tools, notes), tuple(notes), compliant)
 
     def _segment(self, text: str, start: int, end: int, tools: Toolset | None, notes: list[str],
                  budget: Budget) -> tuple[list[CallSyntax], bool]:
-        """The calls of one segment ``text[start:end]`` (spans in the reply), and whether it was
-        read as a whole."""
-        content = text[start:end]
-        lead = len(content) - len(content.lstrip())
-        body = content.strip()
-        base = start + lead
-        if not body:
+        """The calls of one segment ``text[start:end]`` (spans in the reply), and whether it holds
+        nothing else: its calls read by the fast readers, else the segment by the grammar."""
+        base = start + len(text[start:end]) - len(text[start:end].lstrip())
+        stop = base + len(text[base:end].rstrip())
+        if base == stop:
             return [], True
-        calls: list[CallSyntax] | None = None
+        body = text[base:stop]
         if body.startswith("{"):
             try:
                 call = _object_call(json.loads(body))
-                calls = [call] if call is not None else None
             except (ValueError, RecursionError):
-                calls = None
-            if calls:
-                calls[0].span = (0, len(body))
-        if calls is None and body.endswith((")", "]", ";")):  # else prose follows: read call by call
-            calls = fast_calls(body, "list" if body.startswith("[") else "lines", budget)
-        if calls is None:
-            # calls followed by prose, or syntax only the grammar reads: each call on its own
-            mark = len(notes)
-            found = self.prose_calls(text, tools, notes, budget, start=base, end=end)
-            rest = outside(text[base:end], [(c.span[0] - base, c.span[1] - base) for c in found if c.span])
-            if found and any(ch.isalpha() for ch in rest):  # calls, then prose: the grammar would not read it
-                notes.append(leftover_note(rest, "the marked calls"))
-                return found, False
-            try:
-                calls = grammar_read(self.grammar, self.transformer(), TAG + body, budget)
-                del notes[mark:]
-            except GrammarFailure as err:
-                if found:
-                    notes.append(leftover_note(rest, "the marked calls"))
-                    return found, False
-                where = f"the calls after the marker at character {start - len(TAG)}"
-                notes.append(f"{where} could not be read: {err.describe()}")
-                return [], False
-            for call in calls:
-                call.span = (0, len(body))
+                call = None
+            if call is not None:
+                call.span = (base, stop)
+                return [call], True
+        mark = len(notes)
+        reader = self.marked_list if body.startswith("[") else self.marked_calls
+        found = self.read_candidates(reader, text, tools, budget, notes, base, stop, note_failures=False)
+        if found.calls and not found.failures and not found.rest:
+            return found.calls, not any(c.bare for c in found.calls)
+        if found.calls and not found.failures and any(ch.isalpha() for ch in found.rest):  # calls, then prose
+            notes.append(leftover_note(found.rest, "the marked calls"))
+            return found.calls, False
+        try:  # what the fast readers could not read, or where it stops being calls
+            calls = grammar_read(self.info.id, PythonTagValues(), TAG + body, budget)
+        except GrammarFailure as err:
+            if found.calls:
+                notes.append(leftover_note(found.rest, "the marked calls"))
+                return found.calls, False
+            notes.append(f"the calls after the marker at character {start - len(TAG)} could not be read: "
+                         f"{err.describe()}")
+            return [], False
+        del notes[mark:]
         for call in calls:
-            call.span = (base + call.span[0], base + call.span[1]) if call.span else (base, base + len(body))
+            call.span = (base, stop)
         return calls, not any(c.bare for c in calls)
-
-    def _untagged(self, text: str, tools: Toolset | None, notes: list[str], budget: Budget) -> Extraction:
-        body = text.strip()
-        calls = fast_calls(body, "list" if body.startswith("[") else "lines", budget) if body else None
-        if calls:
-            base = text.find(body)
-            for call in calls:
-                call.span = (base + call.span[0], base + call.span[1]) if call.span else None
-        else:
-            calls = self.prose_calls(text, tools, notes, budget)
-        if calls:
-            notes.append("the calls are not after a <|python_tag|> marker")
-        return Extraction(tuple(self.finish(calls, tools, notes)), tuple(notes), False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         # a marker inside a string would end the segment early: its "|" is written as an escape

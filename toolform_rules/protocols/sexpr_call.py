@@ -23,10 +23,8 @@ from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
-from .base import Extraction, ProtocolInfo
-from .code_family import (SCAN_SPENT, UNREAD, Budget, CallSyntax, Closer, Heads, Items, Object, Pair, PythonFamily,
-                          Quoting, call_names, grammar_read, guarded, leftover_note, outside, resolve, strip_fence)
-from ..grammar import GrammarFailure, Transformer
+from .base import ProtocolInfo
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, call_names)
 from .values import unquote
 
 _SYMBOL_CHARS = r"[\w.\-*/!?<>=$%&+]"
@@ -61,15 +59,11 @@ def decode_sexpr_string(token: str) -> str:
     return token[1:-1] if "\\" not in token else unquote(token)
 
 
-def sexpr_number(text: str) -> int | float:
-    return float(text) if any(c in text for c in ".eE") else int(text)
-
-
 class _Symbol(str):
     """A bare symbol standing for its own text."""
 
 
-class SexprValues(Transformer):
+class SexprValues(Literals):
     """A ``sexpr_call.lark`` tree → a list of :class:`~.code_family.CallSyntax`."""
 
     def __init__(self) -> None:
@@ -79,26 +73,11 @@ class SexprValues(Transformer):
     def string(self, items: Items) -> str:
         return decode_sexpr_string(str(items[0]))
 
-    def number(self, items: Items) -> int | float:
-        return sexpr_number(str(items[0]))
-
-    def true(self, _: Items) -> bool:
-        return True
-
-    def false(self, _: Items) -> bool:
-        return False
-
-    def null(self, _: Items) -> None:
-        return None
-
     def symbol(self, items: Items) -> str:
         self.bare.append(str(items[0]))
         return str(items[0])
 
     def vector(self, items: Items) -> Items:
-        return list(items)
-
-    def list(self, items: Items) -> Items:
         return list(items)
 
     def keyword_key(self, items: Items) -> str:
@@ -224,88 +203,45 @@ def sexpr_literal(value: Any) -> str:
         return json.dumps(str(value), ensure_ascii=False)
 
 
-class SexprCall(PythonFamily):
+def _sexpr_head(m: re.Match[str]) -> Head:
+    return m.start(), m.start(), m.group(1)
+
+
+class SexprCalls(Reader):
+    """``(symbol`` starts a call, read by :func:`fast_sexpr_at`, else (to its closing
+    parenthesis) by the grammar."""
+
+    grammar = "sexpr_call"
+    transformer = SexprValues
+    quoting = SEXPR_QUOTING
+
+    def heads(self, text: str, start: int, end: int) -> Heads:
+        return Heads(text, SEXPR_HEAD, start, end, head=_sexpr_head)
+
+    def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
+        one = fast_sexpr_at(text, begin)
+        return None if one is None or one[1] > end else ([one[0]], one[1])
+
+
+class SexprCall(CodeFamily):
     info = ProtocolInfo(
         id="sexpr_call",
         name="S-expression call",
         description='A Lisp-style call with keyword arguments: (tool :arg "value" :count 3).',
         parallel=True,
     )
-    grammar = "sexpr_call"
-    transformer = SexprValues
+    reader = SexprCalls()
+    between = re.compile(r"[ \t\r\n,]*+")
 
-    def read(self, text: str, shape: str = "sexpr", budget: Budget | None = None) -> list[CallSyntax]:  # type: ignore[override]  # until the code family's reader is the base's read() hook (issue 10)
-        calls = fast_sexprs(text)
-        if calls is not None:
-            return calls
-        result: list[CallSyntax] = grammar_read(self.grammar, SexprValues(), text, budget)
-        return result
+    def alone(self, text: str, start: int, end: int) -> bool:
+        return text.startswith("(", start, end) and text.endswith(")", start, end)
 
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
-        body, offset = strip_fence(text)
-        notes: list[str] = []
-        whole = fast_sexprs(body) if body.startswith("(") else None
-        if whole is not None and not any(c.bare for c in whole):
-            return Extraction(tuple(self.finish(whole, tools, notes, offset)), (), True)
-        found: list[CallSyntax] = []
-        spans: list[tuple[int, int]] = []
-        failure = ""
-        covered = 0
-        skipped: list[str] = []
-        closer = Closer(body, SEXPR_QUOTING, budget)
-        heads = Heads(body, SEXPR_HEAD)
-        for m in heads:
-            start = m.start()
-            if start < covered:
-                continue
-            if budget.heads <= 0:
-                notes.append("stopped looking for calls: too many candidates")
-                break
-            budget.heads -= 1
-            if tools is not None and resolve(m.group(1), tools)[0] is None:
-                if len(skipped) < 5 and m.group(1) not in skipped:
-                    skipped.append(m.group(1))
-                continue
-            if not budget.candidate():
-                notes.append("stopped looking for calls: too many candidates")
-                break
-            quick = fast_sexpr_at(body, start)
-            if quick is not None:
-                calls, stop = [quick[0]], quick[1]
-            else:
-                close = closer.close(start)
-                if close == UNREAD:  # as for a call that never closes: the calls after it are still looked for
-                    failure = failure or f"the call at character {start} could not be read: {SCAN_SPENT}"
-                    covered = m.end()
-                    continue
-                stop = close if close >= 0 else len(body)
-                try:
-                    calls = grammar_read(self.grammar, SexprValues(), body, budget, (start, stop))
-                except GrammarFailure as err:
-                    failure = failure or f"the call at character {start} could not be read: {err.describe()}"
-                    covered = m.end()
-                    continue
-            for call in calls:
-                call.span = (start, stop)
-            found.extend(calls)
-            spans.append((start, stop))
-            covered = stop
-            heads.skip_to(stop)
-        if failure:
-            notes.append(failure)
-        if not found and skipped:
-            notes.append("no call to a known tool; ignored: " + ", ".join(f"({s} ...)" for s in skipped))
-        rest = outside(body, spans, " \t\r\n,") if found else ""
-        if rest and tools is None and any(not c.items for c in found):
-            # "(think)" in prose is a remark in parentheses, not a call (with no toolset to say otherwise)
-            kept = [(c, s) for c, s in zip(found, spans) if c.items]
-            found, spans = [c for c, _ in kept], [s for _, s in kept]
-            rest = outside(body, spans, " \t\r\n,") if found else ""
-        if rest:
-            notes.append(leftover_note(rest))
-        compliant = bool(found) and not rest and not failure and not any(c.bare for c in found)
-        return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
+    def keeps(self, call: CallSyntax, tools: Toolset | None) -> bool:
+        # "(think)" in prose is a remark in parentheses, not a call (with no toolset to say otherwise)
+        return tools is not None or bool(call.items)
+
+    def shown(self, name: str) -> str:
+        return f"({name} ...)"
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self.expression(c) for c in calls)

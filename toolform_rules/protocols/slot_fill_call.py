@@ -20,15 +20,10 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Schema, Tool
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from .json_family import (_MISSING, GrammarBudget, Reading, Values, bracket_depth, calls_in, fast_json, guarded,
-                          lenient_json, only_whitespace, read_candidates, read_grammar, report_failure, scan_values)
-from .values import json_value, strip_code_fence
-
-GRAMMAR = "slot_fill_call"
+from .base import ProtocolInfo, RawCall
+from .json_family import Call, JsonFamily, Reply, Values, call_json, calls_in
 
 
 class Unfilled(str):
@@ -43,137 +38,104 @@ class SlotFillValues(Values):
     def placeholder(self, items: list) -> Unfilled:
         return Unfilled(str(items[0]))
 
-    def candidate(self, items: list) -> Any:
-        return items[0]
 
-
-_TRANSFORMER = SlotFillValues()
 #: Quoted strings that are a skeleton's placeholders, not values (noted when a reply keeps one).
 TYPE_PLACEHOLDERS = frozenset(f"<{t}>" for t in ("string", "number", "integer", "boolean", "object", "array",
                                                   "value", "any"))
+#: How deep the walks below follow a value (a call's arguments nest far less; the C reader, much more).
+_WALK_DEPTH = 256
 
 
-def unfilled(value: Any, path: str = "") -> tuple[Any, list[str]]:
+def unfilled(value: Any, path: str = "", depth: int = 0) -> tuple[Any, list[str]]:
     """``value`` without its :class:`Unfilled` slots (object members and array items dropped), and their paths.
 
     >>> unfilled({"a": Unfilled("<x>"), "b": [1, Unfilled("...")]})
     ({'b': [1]}, ['a (<x>)', 'b[1] (...)'])
     """
-    if isinstance(value, dict):
-        kept: dict[str, Any] = {}
-        left: list[str] = []
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(item, Unfilled):
-                left.append(f"{where} ({item})")
-                continue
-            kept[key], inner = unfilled(item, where)
-            left.extend(inner)
-        return kept, left
-    if isinstance(value, list):
-        items: list[Any] = []
-        left = []
-        for index, item in enumerate(value):
-            if isinstance(item, Unfilled):
-                left.append(f"{path}[{index}] ({item})")
-                continue
-            kept_item, inner = unfilled(item, f"{path}[{index}]")
-            items.append(kept_item)
-            left.extend(inner)
-        return items, left
-    return value, []
+    if depth > _WALK_DEPTH or not isinstance(value, (dict, list)):
+        return value, []
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    kept: list[tuple[Any, Any]] = []
+    left: list[str] = []
+    for key, item in items:
+        where = (f"{path}.{key}" if path else str(key)) if isinstance(value, dict) else f"{path}[{key}]"
+        if isinstance(item, Unfilled):
+            left.append(f"{where} ({item})")
+            continue
+        item, inner = unfilled(item, where, depth + 1)
+        kept.append((key, item))
+        left.extend(inner)
+    return (dict(kept) if isinstance(value, dict) else [item for _, item in kept]), left
 
 
-def _quoted_placeholders(value: Any, path: str = "") -> list[str]:
+def quoted_placeholders(value: Any, path: str = "", depth: int = 0) -> list[str]:
+    """The paths of the string values of ``value`` that are a placeholder's text (``"<number>"``).
+
+    >>> quoted_placeholders({"a": "<string>", "b": ["x", "<number>"]})
+    ['a', 'b[1]']
+    """
     if isinstance(value, str):
         return [path] if value in TYPE_PLACEHOLDERS else []
+    if depth > _WALK_DEPTH or not isinstance(value, (dict, list)):
+        return []
     if isinstance(value, dict):
-        return [p for k, v in value.items() for p in _quoted_placeholders(v, f"{path}.{k}" if path else str(k))]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _quoted_placeholders(v, f"{path}[{i}]")]
-    return []
+        return [p for k, v in value.items()
+                for p in quoted_placeholders(v, f"{path}.{k}" if path else str(k), depth + 1)]
+    return [p for i, v in enumerate(value) for p in quoted_placeholders(v, f"{path}[{i}]", depth + 1)]
 
 
-def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls of a whole reply in the format, read by the grammar alone (unfilled slots dropped)."""
-    return [(name, unfilled(arguments)[0]) for value in read_grammar(GRAMMAR, text, _TRANSFORMER)
-            for name, arguments in calls_in(value)[0]]
+class SlotFillCall(JsonFamily):
+    info = ProtocolInfo("slot_fill_call", "Filled JSON skeleton",
+                        "The model copies the JSON skeleton given for a tool and replaces each placeholder with a "
+                        "value.")
+    transformer = SlotFillValues()
+    unreadable = ("no filled skeleton could be read", "a JSON candidate could not be read")
 
+    def grammar_may_read(self, piece: str) -> bool:
+        return "<" in piece or "..." in piece or "…" in piece  # a placeholder
 
-def fast_calls(text: str, *, lenient: bool = False) -> list[tuple[str, dict[str, Any]]] | None:
-    """The calls of a whole one-object reply read by ``json`` (or the lenient fast path), else ``None``."""
-    value = lenient_json(text) if lenient else fast_json(text)
-    return calls_in(value)[0] if isinstance(value, dict) else None
+    def calls_of(self, value: Any, reply: Reply | None = None) -> list[Call]:
+        return [(name, unfilled(arguments)[0]) for name, arguments in calls_in(value, reply)[0]]
 
-
-class SlotFillCall(Protocol):
-    info = ProtocolInfo(
-        id="slot_fill_call",
-        name="Filled JSON skeleton",
-        description="The model copies the JSON skeleton given for a tool and replaces each placeholder with a value.",
-        parallel=True,
-    )
-
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return guarded(self.info.id, lambda t: self._parse(t, limits), text)
-
-    def _parse(self, text: str, limits: Limits) -> Extraction:
-        reading = Reading(text)
-        budget = GrammarBudget.of(limits)
-        body, _fenced = strip_code_fence(text)
-        offset = text.find(body) if body else 0
-        declined = None  # the span the fast paths have read already, in vain
-        if body[:1] == "{":
-            value = json_value(body)  # neither path reads a placeholder left unquoted
-            if isinstance(value, dict):
-                self._take(reading, value, (offset, offset + len(body)), budget, slots="<" in body)
-                return reading.extraction()
-            if value is _MISSING:
-                declined = (0, len(body))
-        found = scan_values(body, depth=bracket_depth(limits))
-        found.note(reading, offset)
-        spans = found.spans
-        values, failures = read_candidates(body, offset, GRAMMAR, _TRANSFORMER, spans=spans, budget=budget,
-                                           declined=declined)
-        for span, value in values:
-            slots = any(mark in text[span[0]:span[1]] for mark in ("<", "...", "…"))
-            if isinstance(value, list):
-                if self._take(reading, value, span, budget, quiet=True, slots=slots):
-                    reading.note("an array of calls, not one filled skeleton per call")
-            else:
-                self._take(reading, value, span, budget, slots=slots)
-        if not only_whitespace(body, spans):
-            reading.note("the reply holds text besides the filled skeleton")
-        report_failure(reading, failures, "no filled skeleton could be read", "a JSON candidate could not be read")
-        if not spans:
-            reading.note("the reply holds no JSON object")
-        return reading.extraction()
+    def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
+        text = reply.text
+        start, stop, _fenced = reply.body()
+        values = reply.values(start, stop)[0]
+        for candidate in values:
+            if candidate.failure is not None:
+                reply.failed(candidate)
+                continue
+            calls = calls_in(candidate.value, reply)[0]
+            if isinstance(candidate.value, list):
+                if calls:
+                    reply.note("an array of calls, not one filled skeleton per call")
+            elif not calls:
+                reply.note("a JSON object that names no tool was skipped")
+            begin, end = candidate.begin, candidate.end
+            slots = text.find("<", begin, end) >= 0 or text.find("...", begin, end) >= 0 \
+                or text.find("…", begin, end) >= 0  # else neither a slot left nor a placeholder quoted
+            for name, arguments in calls:
+                reply.calls.append(RawCall(name, self._filled(reply, arguments) if slots else arguments, (begin, end)))
+        if not reply.blank(start, stop, values):
+            reply.note("the reply holds text besides the filled skeleton")
+        if not values:
+            reply.note("the reply holds no JSON object")
+        return reply
 
     @staticmethod
-    def _take(reading: Reading, value: Any, span: tuple[int, int], budget: GrammarBudget, *, quiet: bool = False,
-              slots: bool = True) -> int:
-        """Add the calls of ``value``; ``slots=False`` when the text cannot hold a placeholder (no ``<``)."""
-        calls, _other = calls_in(value, budget)
-        if not calls and not quiet:
-            reading.note("a JSON object that names no tool was skipped")
-        for name, arguments in calls:
-            number = len(reading.calls) + 1
-            if not slots:
-                reading.add([(name, arguments)], span)
-                continue
-            arguments, left = unfilled(arguments)
-            if left:
-                reading.note(f"call {number} left {len(left)} slot(s) unfilled: {', '.join(left[:8])}")
-            kept = _quoted_placeholders(arguments)
-            if kept:
-                reading.note(f"call {number} keeps a placeholder as its value: {', '.join(kept[:8])}",
-                             breaks_format=False)
-            reading.add([(name, arguments)], span)
-        return len(calls)
+    def _filled(reply: Reply, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` without the slots left unfilled, each noted, as are placeholders kept as values."""
+        number = len(reply.calls) + 1
+        arguments, left = unfilled(arguments)
+        if left:
+            reply.note(f"call {number} left {len(left)} slot(s) unfilled: {', '.join(left[:8])}")
+        kept = quoted_placeholders(arguments)
+        if kept:
+            reply.note(f"call {number} keeps a placeholder as its value: {', '.join(kept[:8])}", breaks_format=False)
+        return arguments
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n".join(json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False, indent=2)
-                         for c in calls)
+        return "\n".join(call_json(c, indent=2) for c in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         text = ("Pick the tool, copy its skeleton below, and replace every <...> placeholder with a real value "

@@ -23,10 +23,9 @@ from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
-from .base import Extraction, ProtocolInfo
-from .code_family import (SCAN_SPENT, UNREAD, Budget, CallSyntax, Closer, Heads, Items, Pair, PythonFamily, Quoting,
-                          Reject, call_names, grammar_read, guarded, leftover_note, outside, strip_fence)
-from ..grammar import GrammarFailure, Transformer
+from .base import ProtocolInfo
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Pair, Quoting, Reader, Reject, call_names,
+                          json_number)
 from .values import unquote
 
 #: where a statement starts: SELECT/CALL, an optional "* FROM", the function's name and "("
@@ -49,7 +48,10 @@ _FAST_ARG = re.compile(
     r"(?:([^\W\d][\w$]*+)\s*+(?:=>|:=)\s*+)?"
     r"(?:'((?:[^']++|'')*+)'|([+-]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?)(?![\w.])|(?i:(true|false|null))(?!\w))"
     r"\s*+([,)])\s*+")
-_FAST_TAIL: Any = re.compile(r"\s*+;?\s*+")  # matches everywhere
+#: the end of a statement after its ")": its ";" (white space before it too), or nothing
+_FAST_TAIL: Any = re.compile(r"(?:\s*+;)?")  # matches everywhere
+_CAST = re.compile(r"\s*+::")
+_SPACE: Any = re.compile(r"\s*+")  # matches everywhere
 _KEYWORDS = {"true": True, "false": False, "null": None}
 _RESERVED = frozenset({"true", "false", "null", "array"})
 
@@ -102,14 +104,7 @@ def decode_e_string(token: str) -> str:
     return "".join(out)
 
 
-def sql_number(text: str) -> int | float:
-    """An SQL numeric literal (``007``, ``-1.5e3``, ``1.``, ``+3``)."""
-    if any(c in text for c in ".eE"):
-        return float(text)
-    return int(text)
-
-
-class SqlValues(Transformer):
+class SqlValues(Literals):
     """A ``sql_call.lark`` tree → a list of :class:`~.code_family.CallSyntax`."""
 
     def sq_string(self, items: Items) -> str:
@@ -120,18 +115,6 @@ class SqlValues(Transformer):
 
     def dq_string(self, items: Items) -> str:
         return unquote(str(items[0]).replace('""', '\\"'))
-
-    def number(self, items: Items) -> int | float:
-        return sql_number(str(items[0]))
-
-    def true(self, _: Items) -> bool:
-        return True
-
-    def false(self, _: Items) -> bool:
-        return False
-
-    def null(self, _: Items) -> None:
-        return None
 
     def array(self, items: Items) -> Items:
         return list(items)
@@ -173,7 +156,7 @@ class SqlValues(Transformer):
 
 def fast_statement_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
     """One plain ``SELECT name(key => value, ...);`` read from ``pos`` without the grammar,
-    and where it ends (its ``;`` and the white space after it included); ``None`` otherwise."""
+    and where it ends (after its ``;``, if it has one); ``None`` otherwise."""
     m = _FAST_HEAD.match(text, pos)
     if m is None:
         return None
@@ -194,7 +177,7 @@ def fast_statement_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
                 value: Any = quoted.replace("''", "'") if "''" in quoted else quoted
             elif number is not None:
                 try:
-                    value = sql_number(number)
+                    value = json_number(number)
                 except ValueError:  # more digits than Python reads into an int: the grammar's note says so
                     return None
             else:
@@ -203,7 +186,7 @@ def fast_statement_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
             pos = a.end()
             if sep == ")":
                 break
-    if text.startswith("::", pos) or text.startswith("::", _FAST_TAIL.match(text, pos).end()):
+    if _CAST.match(text, pos) is not None:
         return None  # a cast after the call: the grammar's
     return CallSyntax(name, items), _FAST_TAIL.match(text, pos).end()
 
@@ -215,7 +198,7 @@ def fast_statement(text: str) -> CallSyntax | None:
     CallSyntax('f', [('a', 'x'), ('n', -2.5)], bare=[])
     """
     one = fast_statement_at(text, 0)
-    return one[0] if one is not None and one[1] == len(text) else None
+    return one[0] if one is not None and _SPACE.match(text, one[1]).end() == len(text) else None
 
 
 def fast_statements(text: str) -> list[CallSyntax] | None:
@@ -228,7 +211,7 @@ def fast_statements(text: str) -> list[CallSyntax] | None:
             return None
         one[0].span = (pos, one[1])
         calls.append(one[0])
-        pos = one[1]
+        pos = _SPACE.match(text, one[1]).end()
     return calls or None
 
 
@@ -259,7 +242,34 @@ def sql_literal(value: Any) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-class SqlCall(PythonFamily):
+def _statement_head(m: re.Match[str]) -> Head:
+    return m.start(), m.end() - 1, None
+
+
+class SqlStatements(Reader):
+    """``SELECT name(`` (``CALL name(``, ``SELECT * FROM name(``) starts a statement, read by
+    :func:`fast_statement_at`, else (to its closing parenthesis, an optional cast and ``;``) by the grammar."""
+
+    grammar = "sql_call"
+    transformer = SqlValues
+    quoting = SQL_QUOTING
+    unit, units = "statement", "statements"
+    look_inside = False
+    every_failure = gives_up = True
+
+    def heads(self, text: str, start: int, end: int) -> Heads:
+        return Heads(text, STATEMENT_HEAD, start, end, head=_statement_head)
+
+    def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
+        one = fast_statement_at(text, begin)
+        return None if one is None or one[1] > end else ([one[0]], one[1])
+
+    def stop_after(self, text: str, close: int, end: int) -> int:
+        tail = _END.match(text, close, end)
+        return tail.end() if tail is not None else close
+
+
+class SqlCall(CodeFamily):
     info = ProtocolInfo(
         id="sql_call",
         name="SQL call",
@@ -267,75 +277,8 @@ class SqlCall(PythonFamily):
         parallel=True,
         text_values=True,
     )
-    grammar = "sql_call"
-    transformer = SqlValues
-
-    def read(self, text: str, shape: str = "statement", budget: Budget | None = None) -> list[CallSyntax]:  # type: ignore[override]  # until the code family's reader is the base's read() hook (issue 10)
-        call = fast_statement(text)
-        if call is not None:
-            return [call]
-        result = grammar_read(self.grammar, SqlValues(), text, budget)
-        return result
-
-    @guarded
-    def parse(self, text: str, tools: Toolset | None, budget: Budget) -> Extraction:
-        body, offset = strip_fence(text)
-        notes: list[str] = []
-        whole = fast_statements(body)
-        if whole is not None:
-            for call in whole:  # the span without the ";" and white space after it
-                stop = call.span[1]  # type: ignore[index]
-                while stop > call.span[0] and body[stop - 1] in " \t\r\n;":  # type: ignore[index]
-                    stop -= 1
-                call.span = (call.span[0], stop)  # type: ignore[index]
-            return Extraction(tuple(self.finish(whole, tools, notes, offset)), (), True)
-        found: list[CallSyntax] = []
-        spans: list[tuple[int, int]] = []
-        failed = False
-        covered = 0
-        text = body
-        closer = Closer(text, SQL_QUOTING, budget)
-        heads = Heads(text, STATEMENT_HEAD)
-        for m in heads:
-            start = m.start()
-            if start < covered:
-                continue
-            if not budget.candidate():
-                notes.append("stopped looking for statements: too many candidates")
-                break
-            quick = fast_statement_at(text, start)
-            if quick is not None:  # the plain form: its end is known without matching brackets
-                calls, stop = [quick[0]], len(text[:quick[1]].rstrip())
-            else:
-                close = closer.close(m.end() - 1)
-                if close == UNREAD:  # as for a statement that never closes: what follows may lie inside it
-                    notes.append(f"the statement at character {start} could not be read: {SCAN_SPENT}")
-                    failed = True
-                    break
-                if close < 0:
-                    stop = len(text)
-                else:
-                    tail = _END.match(text, close)
-                    stop = tail.end() if tail is not None else close
-                try:
-                    calls = grammar_read(self.grammar, SqlValues(), text, budget, (start, stop))
-                except GrammarFailure as err:
-                    notes.append(f"the statement at character {start} could not be read: {err.describe()}")
-                    failed = True
-                    covered = stop
-                    heads.skip_to(stop)
-                    continue
-            for call in calls:
-                call.span = (start, stop)
-            found.extend(calls)
-            spans.append((start, stop))
-            covered = stop
-            heads.skip_to(stop)
-        rest = outside(text, spans) if found else ""
-        if rest:
-            notes.append(leftover_note(rest, "the statements"))
-        compliant = bool(found) and not rest and not failed
-        return Extraction(tuple(self.finish(found, tools, notes, offset)), tuple(notes), compliant)
+    reader = SqlStatements()
+    read_what = "the statements"
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(self.statement(c) for c in calls)

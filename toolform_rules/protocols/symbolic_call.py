@@ -23,33 +23,31 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import Tree
-from .text_family import (GrammarBudget, LineStarts, Read, backslash_escape, backslash_unescape, grammar_parse,
-                          never_raises, read_calls, resolve_tool, terminal_regex, value_text)
+from .text_family import NAME, Calls, NameFirst, Reading, backslash_escape, backslash_unescape, value_text
 from .values import JsonValues, number
 
-GRAMMAR = "symbolic_call"
 MARK = "★"
 TEXT_SIGIL, WHOLE, NUMBER, TRUTH, LIST, OBJECT = "§", "#", "%", "¿", "≡", "¤"
-SIGILS = {"text": TEXT_SIGIL, "whole": WHOLE, "number_text": NUMBER, "truth": TRUTH, "listed": LIST,
-          "mapping": OBJECT}
+#: the grammar's value rules and their symbols
+_RULE_SIGILS = {"text": TEXT_SIGIL, "whole": WHOLE, "number_text": NUMBER, "truth": TRUTH, "listed": LIST,
+                "mapping": OBJECT}
 
-_NAME = re.compile(terminal_regex(GRAMMAR, "NAME"))
-_KEY = re.compile(terminal_regex(GRAMMAR, "KEY"))
-#: the grammar's TEXT and LOOSE terminals, written so that a run of plain characters is one step (a value
-#: as long as the reply is read in C, not a character at a time); the tests hold them to the grammar's
-_TEXT = re.compile(r"(?:[^★\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^★\\ \t\r\n]++|\\[^\r\n]))*+")
-_LOOSE = re.compile(r"(?:[^★\\ \t\r\n\[{]|\\[^\r\n])(?:[ \t]*+(?:[^★\\ \t\r\n]++|\\[^\r\n]))*+")
-_SPACE = re.compile(r"[ \t]*")
-_START = re.compile(r"[ \t]*[A-Za-z_][\w.\-]*[ \t]*(?P<mark>★)?")
-# the lines ``starts`` may take: a name and a ★, or a name alone on its line
-_CANDIDATES = LineStarts(r"[ \t]*[A-Za-z_][\w.\-]*+[ \t]*+(?:★|\r?(?:\n|\Z))")
+#: the grammar's terminals (the tests hold them to ``grammars/symbolic_call.lark``; NAME is the family's);
+#: TEXT and LOOSE are written so that a run of plain characters is one step (a value as long as the reply
+#: is read in C)
+KEY = r"[^\s★§#%¿≡¤\\]+"
+TEXT = r"(?:[^★\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^★\\ \t\r\n]++|\\[^\r\n]))*+"
+LOOSE = r"(?:[^★\\ \t\r\n\[{]|\\[^\r\n])(?:[ \t]*+(?:[^★\\ \t\r\n]++|\\[^\r\n]))*+"
+_TEXT = re.compile(TEXT)
+_LOOSE = re.compile(LOOSE)
+_HEAD = re.compile(rf"[ \t]*+({NAME})[ \t]*+")
+# one argument and the spaces after it: a text-like value read whole, a list or object's start
+_ARGUMENT = re.compile(rf"★({KEY}+)(?:([§#%¿])[ \t]*+({TEXT})?|[≡¤][ \t]*+)[ \t]*+")
+_SPACE = re.compile(r"[ \t]*+")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
@@ -59,97 +57,23 @@ def _no_constants(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
-#: one argument as read: (key, sigil, raw text | parsed JSON | None)
-Argument = tuple[str, str, Any]
+#: one call as read: its name and arguments, (key, (symbol, raw text | parsed JSON | None))
+Arguments = tuple[str, list[tuple[str, tuple[str, Any]]]]
 
 
-def _arguments_fast(segment: str) -> tuple[str, list[Argument]] | None:
-    """The name and arguments of one line, scanned with the grammar's terminals and strict JSON
-    (``json``'s C decoder); ``None`` when anything falls outside them."""
-    if "\r" in segment:
-        return None
-    pos = _SPACE.match(segment).end()  # type: ignore[union-attr]
-    m = _NAME.match(segment, pos)
-    if m is None:
-        return None
-    name = m.group()
-    pos = m.end()
-    n = len(segment)
-    arguments: list[Argument] = []
-    while True:
-        pos = _SPACE.match(segment, pos).end()  # type: ignore[union-attr]
-        if pos >= n:
-            return name, arguments
-        if segment[pos] != MARK:
-            return None
-        m = _KEY.match(segment, pos + 1)
-        if m is None or m.end() >= n:
-            return None
-        key = m.group()
-        sigil = segment[m.end()]
-        pos = _SPACE.match(segment, m.end() + 1).end()  # type: ignore[union-attr]
-        value: Any = None
-        if sigil in (LIST, OBJECT) and pos < n and segment[pos] in "[{":
-            if segment[pos] != ("[" if sigil == LIST else "{"):
-                return None
-            try:
-                value, pos = _DECODER.raw_decode(segment, pos)
-            except (ValueError, RecursionError):
-                return None
-        elif sigil in SIGILS.values():
-            pattern = _LOOSE if sigil in (LIST, OBJECT) else _TEXT
-            t = pattern.match(segment, pos)
-            if t is not None:
-                value, pos = t.group(), t.end()
-        else:
-            return None
-        arguments.append((key, sigil, value))
-        after = _SPACE.match(segment, pos).end()  # type: ignore[union-attr]
-        if after < n and segment[after] != MARK:
-            return None
-
-
-class _Arguments(JsonValues):
-    def start(self, calls: list) -> list:  # type: ignore[override]
-        return calls
-
-    def call(self, items: list) -> tuple[str, list[Argument]]:
+class _Arguments(Calls, JsonValues):
+    def call(self, items: list) -> Arguments:
         return str(items[0]), items[1:]
 
-    def argument(self, items: list) -> Argument:
-        key, (sigil, value) = items
-        return str(key), sigil, value
+    def argument(self, items: list) -> tuple[str, tuple[str, Any]]:
+        return str(items[0]), items[1]
 
-    @staticmethod
-    def _value(sigil: str, items: list) -> tuple[str, Any]:
-        if not items:
-            return sigil, None
-        item = items[0]
-        return sigil, (item if isinstance(item, (list, dict)) else str(item))
-
-    def text(self, items: list) -> tuple[str, Any]:
-        return self._value(TEXT_SIGIL, items)
-
-    def whole(self, items: list) -> tuple[str, Any]:
-        return self._value(WHOLE, items)
-
-    def number_text(self, items: list) -> tuple[str, Any]:
-        return self._value(NUMBER, items)
-
-    def truth(self, items: list) -> tuple[str, Any]:
-        return self._value(TRUTH, items)
-
-    def listed(self, items: list) -> tuple[str, Any]:
-        return self._value(LIST, items)
-
-    def mapping(self, items: list) -> tuple[str, Any]:
-        return self._value(OBJECT, items)
-
-
-def _arguments_grammar(segment: str, budget: GrammarBudget | None = None) -> tuple[str, list[Argument]]:
-    tree = grammar_parse(GRAMMAR, segment, budget)
-    calls = _Arguments().transform(tree) if isinstance(tree, Tree) else []
-    return calls[0] if calls else ("", [])
+    def __default__(self, rule: Any, children: list, meta: Any) -> Any:
+        """A value rule (``text``, ``whole``, ... ``mapping``): its symbol and its text or JSON."""
+        if rule not in _RULE_SIGILS:
+            return super().__default__(rule, children, meta)  # type: ignore[misc]
+        item = children[0] if children else None
+        return _RULE_SIGILS[rule], (item if item is None or isinstance(item, (list, dict)) else str(item))
 
 
 def typed_value(sigil: str, raw: Any) -> Any:
@@ -162,12 +86,8 @@ def typed_value(sigil: str, raw: Any) -> Any:
         return ""
     if not isinstance(raw, str):
         return raw
-    if sigil == TEXT_SIGIL:
-        return backslash_unescape(raw, MARK)
-    if sigil in (WHOLE, NUMBER):
-        if _JSON_NUMBER.fullmatch(raw):
-            return number(raw)
-        return backslash_unescape(raw, MARK)
+    if sigil in (WHOLE, NUMBER) and _JSON_NUMBER.fullmatch(raw):
+        return number(raw)
     if sigil == TRUTH:
         lowered = raw.lower()
         if lowered in ("true", "false"):
@@ -175,18 +95,16 @@ def typed_value(sigil: str, raw: Any) -> Any:
     return backslash_unescape(raw, MARK)
 
 
-def build_call(name: str, arguments: list[Argument]) -> Read:
-    out: dict[str, Any] = {}
-    notes: list[str] = []
-    for key, sigil, raw in arguments:
-        if key in out:
-            notes.append(f"{name}: {key} is given more than once; the last value is kept")
-        out[key] = typed_value(sigil, raw)
-    return name, out, notes, True
+def _typed(marked: tuple[str, Any]) -> Any:
+    return typed_value(*marked)
 
 
 def sigil_of(value: Any) -> str:
-    """The symbol a value is written with (null is written as the text ``null``)."""
+    """The symbol a value is written with (null is written as the text ``null``).
+
+    >>> [sigil_of(v) for v in (True, 3, 0.5, [], {}, "a", None)]
+    ['¿', '#', '%', '≡', '¤', '§', '§']
+    """
     if isinstance(value, bool):
         return TRUTH
     if isinstance(value, int):
@@ -200,42 +118,55 @@ def sigil_of(value: Any) -> str:
     return TEXT_SIGIL
 
 
-class SymbolicCall(Protocol):
-    info = ProtocolInfo(
-        id="symbolic_call",
-        name="Type-marked symbolic call",
-        description="`tool_name ★arg§text ★count#7`: ★ before each argument and a symbol for its value's type.",
-        parallel=True,
-        text_values=True,
-    )
+class SymbolicCall(NameFirst):
+    info = NameFirst.about(
+        "symbolic_call", "Type-marked symbolic call",
+        "`tool_name ★arg§text ★count#7`: ★ before each argument and a symbol for its value's type.")
+    grammar = "symbolic_call"
+    transformer = _Arguments
+    delimiter = MARK
 
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools, limits)
-
-    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        budget = GrammarBudget.of(limits)
-
-        def starts(head: str) -> bool:
-            m = _START.match(head)
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Arguments | None:
+        """The name and arguments of one line, scanned with the grammar's terminals and strict JSON
+        (``json``'s C decoder)."""
+        if "\r" in segment:
+            return None
+        m = _HEAD.match(segment)
+        if m is None:
+            return None
+        name = m.group(1)
+        pos = m.end()
+        n = len(segment)
+        arguments: list[tuple[str, tuple[str, Any]]] = []
+        argument = _ARGUMENT.match
+        while pos < n:
+            m = argument(segment, pos)
             if m is None:
-                return False
-            if m.group("mark"):
-                return True
-            return m.end() == len(head) and resolve_tool(head.strip(), tools) is not None
+                return None
+            key, sigil, value = m.groups()
+            pos = m.end()
+            if sigil is None:  # a list or an object: JSON, else text
+                sigil = segment[m.start(1) + len(key)]
+                if pos < n and segment[pos] in "[{":
+                    if segment[pos] != ("[" if sigil == LIST else "{"):
+                        return None
+                    try:
+                        value, pos = _DECODER.raw_decode(segment, pos)
+                    except (ValueError, RecursionError):
+                        return None
+                else:
+                    t = _LOOSE.match(segment, pos)
+                    if t is not None:
+                        value, pos = t.group(), t.end()
+                pos = _SPACE.match(segment, pos).end()  # type: ignore[union-attr]
+            arguments.append((key, (sigil, value)))
+        return name, arguments
 
-        def read_one(segment: str) -> Read:
-            found = _arguments_fast(segment)
-            if found is None:
-                found = _arguments_grammar(segment, budget)
-            return build_call(*found)
+    def build(self, found: Arguments, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
+        name, arguments = found
+        return [(name, reading.collect(name, arguments, _typed))]
 
-        return read_calls(self.id, text, starts, read_one, candidates=_CANDIDATES)
-
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n".join(self._render(call) for call in calls)
-
-    @staticmethod
-    def _render(call: ToolCall) -> str:
+    def render_call(self, call: ToolCall) -> str:
         parts = [call.name]
         for key, value in call.arguments.items():
             sigil = sigil_of(value)

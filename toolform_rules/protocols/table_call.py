@@ -22,26 +22,22 @@ any text round-trips inside one row.  Values are text (``text_values``).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import Token
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, Token, Transformer, Tree
-from .text_family import (GrammarBudget, LineStarts, Reading, backslash_escape, backslash_unescape, grammar_parse,
-                          never_raises, scan_lines, terminal_regex, trim_field, value_text, where)
+from .text_family import (Calls, Reading, TextProtocol, backslash_escape, backslash_unescape, split_pipes,
+                          trim_field, value_text)
 
-GRAMMAR = "table_call"
 SPECIALS = "|"
 
-_SEPARATOR = re.compile(terminal_regex(GRAMMAR, "SEPARATOR"))
-#: the grammar's CELL terminal, written so that a run of plain characters is one step (a cell as long
-#: as the reply is read in C, not a character at a time); the tests hold it to the grammar's
-_CELL = re.compile(r"(?:[^|\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^|\\ \t\r\n]++|\\[^\r\n]))*+")
-_PART = re.compile(r"(?:[^|\\\r\n]++|\\[^\r\n])*+")
-_ROW_START = re.compile(r"[ \t]*\|")
-_ROWS = LineStarts(r"[ \t]*\|")
+#: the grammar's terminals (the tests hold them to ``grammars/table_call.lark``); CELL is written so that
+#: a run of plain characters is one step (a cell as long as the reply is read in C)
+SEPARATOR = r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?(?=[ \t]*(?:\r?\n|$))"
+CELL = r"(?:[^|\\ \t\r\n]|\\[^\r\n])(?:[ \t]*+(?:[^|\\ \t\r\n]++|\\[^\r\n]))*+"
+_SEPARATOR = re.compile(SEPARATOR)
+_CELL = re.compile(CELL)
 _MORE_ROWS = re.compile(r"(?:\r?\n[ \t]*\|[^\n]*+)*+")
 
 TOOL_WORDS = ("tool", "function", "tool name", "tool_name", "function name")
@@ -52,31 +48,15 @@ VALUE_WORDS = ("value", "argument value", "val")
 Lines = list["list[str] | None"]
 
 
-def _cells_fast(line: str) -> list[str] | None:
+def _cells(line: str) -> list[str] | None:
     """The cells of one row, split on unescaped pipes; ``None`` when the row has something the
     grammar's cell terminal does not take (a carriage return, a lone backslash at its end)."""
-    if "\r" in line:
+    parts = split_pipes(line)
+    if not parts:
         return None
-    if "\\" not in line:  # no escapes: every pipe splits, every trimmed part is a cell
-        parts = line.split("|")
-    else:
-        parts = []
-        pos = 0
-        n = len(line)
-        while True:
-            m = _PART.match(line, pos)
-            if m is None:
-                return None
-            parts.append(m.group())
-            pos = m.end()
-            if pos >= n:
-                break
-            if line[pos] != "|":
-                return None
-            pos += 1
     if len(parts) > 1 and not parts[0].strip(" \t"):
         parts = parts[1:]  # the leading pipe
-    if len(parts) > 0 and not parts[-1].strip(" \t") and line.rstrip(" \t").endswith("|"):
+    if parts and not parts[-1].strip(" \t") and line.rstrip(" \t").endswith("|"):
         parts = parts[:-1]  # the trailing pipe
     if "\\" not in line:
         return [part.strip(" \t") for part in parts]
@@ -89,30 +69,7 @@ def _cells_fast(line: str) -> list[str] | None:
     return cells
 
 
-def _table_fast(segment: str) -> Lines | None:
-    lines: Lines = []
-    rows = segment.split("\n")
-    for i, line in enumerate(rows):
-        if i < len(rows) - 1 and line.endswith("\r"):
-            line = line[:-1]
-        if not line.strip(" \t"):
-            return None  # blank lines separate tables: the grammar reads those
-        if _SEPARATOR.fullmatch(line.strip(" \t")) is not None:
-            lines.append(None)
-            continue
-        cells = _cells_fast(line)
-        if cells is None:
-            return None
-        lines.append(cells)
-    if len(lines) < 2 or lines[0] is None or lines[1] is not None:
-        return None
-    return lines
-
-
-class _Table(Transformer):
-    def start(self, tables: list) -> list:
-        return tables
-
+class _Table(Calls):
     def table(self, items: list) -> Lines:
         return [None if isinstance(item, Token) else item for item in items]
 
@@ -129,12 +86,6 @@ class _Table(Transformer):
         if current is not None:
             cells.append(current)
         return cells
-
-
-def _table_grammar(segment: str, budget: GrammarBudget | None = None) -> Lines:
-    tree = grammar_parse(GRAMMAR, segment, budget)
-    tables = _Table().transform(tree) if isinstance(tree, Tree) else []
-    return tables[0] if tables else []
 
 
 def _columns(header: list[str]) -> tuple[int, int, int] | None:
@@ -158,98 +109,98 @@ def _columns(header: list[str]) -> tuple[int, int, int] | None:
     return tool, argument, value
 
 
-def build_calls(lines: Lines) -> tuple[list[tuple[str, dict[str, Any]]], list[str], bool]:
-    """The calls of one table's lines (header, separator, rows; a row followed by a separator is
-    the header of the next table); the flag is false when a table is not in the format."""
-    calls: list[tuple[str, dict[str, Any]]] = []
-    notes: list[str] = []
-    columns = _columns(lines[0] or [])
-    if columns is None:
-        return [], ["table_call: the table has no tool column"], False
-    current: tuple[str, dict[str, Any]] | None = None
-    i = 2
-    while i < len(lines):
-        cells = lines[i]
-        if cells is None:  # a separator: the row before it was a header (already taken as a row)
-            i += 1
-            continue
-        if i + 1 < len(lines) and lines[i + 1] is None:  # a header row: a new table
-            columns = _columns(cells)
-            if columns is None:
-                notes.append("table_call: the table has no tool column")
-                return calls, notes, False
-            current = None
-            i += 2
-            continue
-        i += 1
-        width = max(columns) + 1
-        if len(cells) < width:
-            notes.append(f"table_call: a row has {len(cells)} cells where {width} are expected; missing cells "
-                         "are read as empty")
-            cells = cells + [""] * (width - len(cells))
-        tool = backslash_unescape(cells[columns[0]], SPECIALS)
-        argument = backslash_unescape(cells[columns[1]], SPECIALS)
-        value = backslash_unescape(cells[columns[2]], SPECIALS)
-        if current is None or (tool and tool != current[0]) or argument in current[1]:
-            if not tool and current is None:
-                notes.append("table_call: a row names no tool; it is left out")
+class TableCall(TextProtocol):
+    info = TextProtocol.about(
+        "table_call", "Markdown table call",
+        "A Markdown table with the columns tool | argument | value, one row per argument and one table per "
+        "call; values are text, typed from the schema.")
+    grammar = "table_call"
+    what = "table"
+    transformer = _Table
+    start = r"[ \t]*\|"
+    needle = "|"
+
+    def extent(self, text: str, start: int, end: int) -> int:
+        """A table runs over the following lines that start with a pipe (found in one match)."""
+        stop = _MORE_ROWS.match(text, end).end()  # type: ignore[union-attr]
+        if stop > end and text[stop - 1] == "\r":  # the last row's line break is \r\n, or it ends the text
+            stop -= 1
+        return stop
+
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Lines | None:
+        """A table's rows split on unescaped pipes, separators as ``None``; ``None`` for a blank line
+        (blank lines separate tables: the grammar reads those) or a row the cell terminal does not take."""
+        lines: Lines = []
+        rows = segment.split("\n")
+        last = len(rows) - 1
+        for i, line in enumerate(rows):
+            if i < last and line[-1:] == "\r":
+                line = line[:-1]
+            bare = line.strip(" \t")
+            if not bare:
+                return None
+            if bare[0] in "|:-" and "-" in bare and _SEPARATOR.fullmatch(bare) is not None:
+                lines.append(None)
                 continue
-            current = (tool or current[0] if current is not None else tool, {})
-            calls.append(current)
-        if argument:
-            current[1][argument] = value
-    return calls, notes, True
+            cells = _cells(line)
+            if cells is None:
+                return None
+            lines.append(cells)
+        if len(lines) < 2 or lines[0] is None or lines[1] is not None:
+            return None
+        return lines
 
-
-class TableCall(Protocol):
-    info = ProtocolInfo(
-        id="table_call",
-        name="Markdown table call",
-        description="A Markdown table with the columns tool | argument | value, one row per argument and one "
-                    "table per call; values are text, typed from the schema.",
-        parallel=True,
-        text_values=True,
-    )
-
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools, limits)
-
-    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        budget = GrammarBudget.of(limits)
-
-        def extent(text: str, start: int, end: int) -> int:
-            """A table runs over the following lines that start with a pipe (found in one match)."""
-            stop = _MORE_ROWS.match(text, end).end()  # type: ignore[union-attr]
-            if stop > end and text[stop - 1] == "\r":  # the last row's line break is \r\n, or it ends the text
-                stop -= 1
-            return stop
-
-        spans, prose, truncated = scan_lines(text, lambda head: _ROW_START.match(head) is not None, extent,
-                                             candidates=_ROWS)
-        reading = Reading()
-        for start, end, line in spans:
-            segment = text[start:end]
-            lines = _table_fast(segment)
-            if lines is None:
-                try:
-                    lines = _table_grammar(segment, budget)
-                except GrammarFailure as failure:
-                    reading.note(f"table_call: the table on line {line} could not be read: {where(failure, line)}")
+    def build(self, found: Lines, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
+        """The calls of one table's lines (header, separator, rows; a row followed by a separator is
+        the header of the next table)."""
+        calls: list[tuple[str, dict[str, Any]]] = []
+        lines = found
+        columns = _columns(lines[0] or [])
+        if columns is None:
+            reading.note("table_call: the table has no tool column", breaks_format=True)
+            return []
+        current: tuple[str, dict[str, Any]] | None = None
+        columns_written = len(lines[0] or ())
+        i = 2
+        while i < len(lines):
+            cells = lines[i]
+            if cells is None:  # a separator: the row before it was a header (already taken as a row)
+                i += 1
+                continue
+            if i + 1 < len(lines) and lines[i + 1] is None:  # a header row: a new table
+                columns = _columns(cells)
+                if columns is None:
+                    reading.note("table_call: the table has no tool column", breaks_format=True)
+                    return calls
+                current = None
+                columns_written = len(cells)
+                i += 2
+                continue
+            i += 1
+            if len(cells) > columns_written and any(cells[columns_written:]):  # prose after the row, as a cell
+                reading.note(f"table_call: a row has {len(cells)} cells where the table has {columns_written} "
+                             "columns; the cells past the last column are left out", breaks_format=True)
+            width = max(columns) + 1
+            if len(cells) < width:
+                reading.note(f"table_call: a row has {len(cells)} cells where {width} are expected; missing "
+                             "cells are read as empty")
+                cells = cells + [""] * (width - len(cells))
+            tool = backslash_unescape(cells[columns[0]], SPECIALS)
+            argument = backslash_unescape(cells[columns[1]], SPECIALS)
+            value = backslash_unescape(cells[columns[2]], SPECIALS)
+            if current is None or (tool and tool != current[0]) or argument in current[1]:
+                if not tool and current is None:
+                    reading.note("table_call: a row names no tool; it is left out")
                     continue
-            calls, notes, clean = build_calls(lines)
-            for sentence in notes:
-                reading.note(sentence, breaks_format=not clean)
-            for name, arguments in calls:
-                reading.calls.append(RawCall(name, arguments, (start, end)))
-        if truncated:
-            reading.note(f"table_call: only the first {len(reading.calls)} tables are read")
-        return reading.extraction(prose)
+                current = (tool or current[0] if current is not None else tool, {})
+                calls.append(current)
+            if argument:
+                current[1][argument] = value
+        return calls
 
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n\n".join(self._render(call) for call in calls)
+    separator = "\n\n"
 
-    @staticmethod
-    def _render(call: ToolCall) -> str:
+    def render_call(self, call: ToolCall) -> str:
         name = backslash_escape(call.name, SPECIALS)
         lines = ["| tool | argument | value |", "|---|---|---|"]
         for key, value in call.arguments.items():

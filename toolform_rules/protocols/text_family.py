@@ -1,4 +1,4 @@
-"""What the text-value protocols share: writing a value as text, escaping, finding calls in a reply.
+"""The text-value protocols' skeleton: finding calls in a reply, reading each once, writing values as text.
 
 The text family (``cli_call``, ``url_call``, ``key_value_call``, ``pipe_call``,
 ``csv_call``, ``table_call``, ``symbolic_call``) writes argument values as text; the
@@ -8,34 +8,39 @@ member writes a value the same way (:func:`value_text`: numbers as Python writes
 exactly — spaces at either end, quotes, delimiters, line breaks and all, each format
 with its own escapes.
 
-Reading a reply is two steps here too: one pass over the lines finds the candidates
-(:func:`scan_lines`: a protocol's :class:`LineStarts` pattern finds the lines that may begin
-a call in C, so the lines between them cost nothing in Python), then each candidate is read
-once — by a fast path built from the grammar's own terminals where one exists, else by the
-grammar itself, within a budget of characters per reply (:class:`GrammarBudget`, from
-``Limits``) so that a reply of many malformed candidates costs no more than one.
+:class:`TextProtocol` reads a reply for every member, in one pass:
+
+* each line is tested for what a call's line holds by ``str`` scans in C (a line of prose
+  costs no pattern), and the format's ``starts`` judges the lines that pass by
+  their head; a call may also follow a prose lead-in on its line (``Sure! tool_name|a=1``),
+  as models write it — such a call must name a tool of the toolset and be in the plain form,
+  or the line is prose;
+* each candidate is read once: by the format's fast reader, built from the grammar's own
+  terminals, else by the grammar, within the reply's :class:`~.reading.GrammarBudget`;
+* the format's ``build`` turns what was read into calls; a value the schema types as an
+  integer, number, boolean or enum ends where a sentence starts (``601 Done.`` is ``601``,
+  with a note: :func:`split_trailing_prose`) — text values are never cut.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
+from ..calls import ToolCall
+from ..grammar import GrammarFailure, Transformer, load_parser, parse
 from ..limits import DEFAULT_LIMITS, Limits
-from ..schema.ir import Tool
+from ..schema.ir import Schema, Tool
+from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
-from .base import Extraction, RawCall, internal_error
-from ..grammar import GrammarFailure, load_parser, parse
+from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .reading import GrammarBudget
 
 #: the most calls read from one reply; more are noted and left
 MAX_CALLS = 1000
 #: how much of a line is looked at to decide whether it starts a call
 HEAD = 400
-#: the default of ``Limits.reply_grammar_chars`` (see :func:`grammar_chars`): how many characters of one
-#: reply the grammar reads in all; a candidate the fast paths cannot read and that does not fit in
-#: what is left is noted, not read (Lark costs up to ~15 µs a character on short tokens)
-MAX_GRAMMAR_CHARS = DEFAULT_LIMITS.reply_grammar_chars
 
 
 def grammar_chars(limits: Limits) -> int:
@@ -50,6 +55,9 @@ def grammar_chars(limits: Limits) -> int:
 def document_chars(limits: Limits) -> int:
     """The longest YAML or TOML document of a reply that a library's reader in Python (tomllib) is given:
     ``limits.reply_document_chars`` — linear, but ~1 µs a character.
+
+    >>> document_chars(DEFAULT_LIMITS)
+    200000
     """
     return limits.reply_document_chars
 
@@ -84,6 +92,7 @@ def value_text(value: Any) -> str:
 
 _BASE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", " ": " "}
 _BASE_WRITE = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_EDGE_SPACES = re.compile(r"^ +| +$")
 
 
 def backslash_escape(text: str, specials: str) -> str:
@@ -95,26 +104,10 @@ def backslash_escape(text: str, specials: str) -> str:
     >>> backslash_escape(" a|b\\c\n ", "|")
     '\\ a\\|b\\\\c\\n\\ '
     """
-    out = []
-    for ch in text:
-        mapped = _BASE_WRITE.get(ch)
-        if mapped is not None:
-            out.append(mapped)
-        elif ch in specials:
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    if out and out[0] == " ":
-        i = 0
-        while i < len(out) and out[i] == " ":
-            out[i] = "\\ "
-            i += 1
-    if out and out[-1] == " ":
-        i = len(out) - 1
-        while i >= 0 and out[i] == " ":
-            out[i] = "\\ "
-            i -= 1
-    return "".join(out)
+    out = "".join(_BASE_WRITE.get(ch) or ("\\" + ch if ch in specials else ch) for ch in text)
+    if out[:1] == " " or out[-1:] == " ":
+        out = _EDGE_SPACES.sub(lambda m: "\\ " * len(m.group()), out)
+    return out
 
 
 _BACKSLASH = re.compile(r"\\(.)", re.S)
@@ -140,6 +133,32 @@ def backslash_unescape(raw: str, specials: str) -> str:
         return ch if ch in specials else match.group(0)
 
     return _BACKSLASH.sub(one, raw)
+
+
+_PIECE = re.compile(r"(?:[^|\\\r\n]++|\\[^\r\n])*+")
+
+
+def split_pipes(line: str) -> list[str]:
+    r"""The parts of ``line`` between its unescaped pipes (``\|`` is no delimiter, ``\\|`` is); an empty
+    list when the line holds a line break or ends in a lone backslash (the grammars take neither).
+
+    >>> split_pipes(r"a|b\|c\\|d"), split_pipes("a|b\\")
+    (['a', 'b\\|c\\\\', 'd'], [])
+    """
+    if "\\" not in line and "\r" not in line and "\n" not in line:
+        return line.split("|")
+    parts = []
+    pos = 0
+    match = _PIECE.match
+    while True:
+        piece = match(line, pos)
+        parts.append(piece.group())  # type: ignore[union-attr]
+        pos = piece.end()  # type: ignore[union-attr]
+        if pos >= len(line):
+            return parts
+        if line[pos] != "|":
+            return []
+        pos += 1
 
 
 def trim_field(raw: str) -> str:
@@ -188,11 +207,19 @@ def read_json_quoted(raw: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# names
+# names: the one place a text protocol asks the toolset
 
 
-def resolve_tool(name: str, tools: Toolset | None) -> Tool | None:
-    """The tool a written name means (any naming convention), if a toolset is given."""
+def tool_named(name: str, tools: Toolset | None) -> Tool | None:
+    """The tool a written name means (``Toolset.get``: any naming convention), if a toolset is given.
+
+    A text protocol asks only where its syntax needs the tool: a bare name alone on its line,
+    a kebab-case option's spelling, a positional value's parameter, a value's type.
+
+    >>> from toolform_rules import sample_toolset
+    >>> tool_named("LegalDraftV3", sample_toolset()).name, tool_named("x", None)
+    ('legal_draft_v3', None)
+    """
     if tools is None or not name:
         return None
     try:
@@ -201,76 +228,145 @@ def resolve_tool(name: str, tools: Toolset | None) -> Tool | None:
         return None
 
 
-def kebab_tool_name(written: str, tools: Toolset | None) -> str:
-    """The tool a kebab-case name (``legal-draft-v3``) stands for: the toolset's spelling when
-    it has the tool, else the name with ``-`` made ``_``.
+def argument_names(tool: Tool | None) -> dict[str, str]:
+    """A tool's parameters by their own spelling and by their kebab-case one (``term-months``), for a
+    format that writes names in kebab case; empty without a tool (cached per tool).
 
-    >>> kebab_tool_name("legal-draft-v3", None)
-    'legal_draft_v3'
+    >>> from toolform_rules import sample_tool
+    >>> argument_names(sample_tool())["term-months"], argument_names(None)
+    ('term_months', {})
     """
-    if tools is not None:
-        for tool in tools:
-            if tool.name == written:
-                return tool.name
-        for tool in tools:
-            if tool.name.replace("_", "-") == written:
-                return tool.name
-        found = resolve_tool(written, tools)
-        if found is not None:
-            return found.name
-    return written.replace("-", "_")
-
-
-def kebab_argument_name(written: str, tool: Tool | None) -> str:
-    """The parameter a kebab-case flag (``term-months``) names: the tool's own spelling when one
-    of its parameters is written that way, else the flag with ``-`` made ``_``.
-
-    >>> kebab_argument_name("term-months", None)
-    'term_months'
-    """
-    if tool is not None:
-        found = _kebab_index(tool).get(written)
-        if found is not None:
-            return found
-    return written.replace("-", "_")
-
-
-_INDEXES: dict[int, tuple[Tool, dict[str, str]]] = {}
+    return _kebab_index(tool) if tool is not None else {}
 
 
 def _kebab_index(tool: Tool) -> dict[str, str]:
-    """A tool's parameters by their own name and by their kebab-case spelling (cached per tool)."""
-    cached = _INDEXES.get(id(tool))
-    if cached is not None and cached[0] is tool:
-        return cached[1]
-    index: dict[str, str] = {}
-    for p in tool.parameters.properties:
-        index.setdefault(p.name.replace("_", "-"), p.name)
-    for p in tool.parameters.properties:
-        index[p.name] = p.name
-    if len(_INDEXES) > 4096:
-        _INDEXES.clear()
-    _INDEXES[id(tool)] = (tool, index)
+    """A tool's parameters by their own name and by their kebab-case spelling (worked out once
+    per tool, kept in ``tool.programs``)."""
+    index = tool.programs.get(_kebab_index)
+    if index is None:
+        index = {p.name.replace("_", "-"): p.name for p in reversed(tool.parameters.properties)}
+        index.update((p.name, p.name) for p in tool.parameters.properties)
+        tool.programs[_kebab_index] = index
     return index
 
 
-def has_parameter(tool: Tool | None, name: str) -> bool:
-    """Whether ``tool`` declares a parameter spelled exactly ``name``."""
-    return tool is not None and _kebab_index(tool).get(name) == name
+def tool_parameters(tool: Tool | None) -> Sequence[str]:
+    """A tool's parameter names in declared order (empty without a tool).
+
+    >>> from toolform_rules import sample_tool
+    >>> tool_parameters(sample_tool())[:3], tool_parameters(None)
+    (['counterparty', 'value', 'term_months'], [])
+    """
+    return [p.name for p in tool.parameters.properties] if tool is not None else []
+
+
+def parameter_schema(tool: Tool | None, key: str) -> Schema | None:
+    """The schema of ``tool``'s parameter written ``key`` (its own spelling, else any naming convention).
+
+    >>> from toolform_rules import sample_tool
+    >>> parameter_schema(sample_tool(), "termMonths").types, parameter_schema(sample_tool(), "x")
+    (('integer',), None)
+    """
+    if tool is None:
+        return None
+    index = _schema_index(tool)
+    found = index.get(key)
+    return found if found is not None else index.get(canonical_name(key))
+
+
+def _schema_index(tool: Tool) -> dict[str, Schema]:
+    """A tool's parameter schemas by name and by canonical name (worked out once per tool, kept
+    in ``tool.programs``)."""
+    index = tool.programs.get(_schema_index)
+    if index is None:
+        index = {canonical_name(p.name): p.schema for p in reversed(tool.parameters.properties)}
+        index.update((p.name, p.schema) for p in tool.parameters.properties)
+        tool.programs[_schema_index] = index
+    return index
+
+
+# ---------------------------------------------------------------------------------------------
+# prose after a value, on the call's line
+
+#: a literal of each type that cannot hold a space, as the text-values typing reads it
+_LITERALS = {
+    "integer": re.compile(r"[-+]?\d+(?:\.0*)?"),
+    "number": re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"),
+    "boolean": re.compile(r"(?i:true|false)"),
+}
+#: the types whose values prose can follow on their line (an enum's members too)
+_ENDED_BY_PROSE = frozenset(_LITERALS)
+#: where prose starts after a value: spaces, then a word (a letter first)
+_PROSE_START = re.compile(r" +(?=[^\W\d_])")
+
+
+def split_trailing_prose(raw: str, schema: Schema | None) -> tuple[str, str]:
+    """A value and the prose a model wrote after it on its line (``601 Done.``), or ``(raw, "")``.
+
+    Only where the schema's type ends the value: an integer, number or boolean cannot hold a
+    space, and an enum member is one of its members — so ``601 Done.`` is ``601`` followed by
+    prose when the parameter is an integer.  Text may hold anything and is kept whole, and a
+    value that is not a literal of its type is kept whole too (validation reports it).
+
+    >>> from toolform_rules import Schema
+    >>> split_trailing_prose("601 Done.", Schema(types=("integer",)))
+    ('601', 'Done.')
+    >>> split_trailing_prose("in review Thanks!", Schema(types=("string",), enum=("draft", "in review")))
+    ('in review', 'Thanks!')
+    >>> split_trailing_prose("Acme Done.", Schema(types=("string",)))
+    ('Acme Done.', '')
+    >>> split_trailing_prose("six Done.", Schema(types=("integer",)))
+    ('six Done.', '')
+    """
+    if schema is None or " " not in raw:
+        return raw, ""
+    if schema.enum:
+        members = {value_text(member) for member in schema.enum}
+        if raw in members:
+            return raw, ""
+        best = None
+        for space in _PROSE_START.finditer(raw):  # the longest member the value starts with
+            if raw[:space.start()] in members:
+                best = space
+        return (raw[:best.start()], raw[best.end():]) if best is not None else (raw, "")
+    if "string" in schema.types or _ENDED_BY_PROSE.isdisjoint(schema.types):
+        return raw, ""
+    gap = _PROSE_START.search(raw)
+    if gap is None:
+        return raw, ""
+    literal = raw[:gap.start()]
+    if any(t in _LITERALS and _LITERALS[t].fullmatch(literal) for t in schema.types):
+        return literal, raw[gap.end():]
+    return raw, ""
 
 
 # ---------------------------------------------------------------------------------------------
 # finding candidates
 
 
-def is_fence(line: str) -> bool:
-    """A Markdown code-fence line (```` ``` ````, ```` ```bash ````, ``~~~``)."""
-    stripped = line.strip()
-    return stripped.startswith("```") or stripped.startswith("~~~")
+#: where a prose lead-in may end and a call start: after ``.``, ``!``, ``?`` or ``:`` and spaces; the
+#: first few such places on a line are tried
+_LEAD_IN_ENDS = re.compile(r"[.!?:] +")
+_LEAD_IN_MARKS = 8
+
+#: text that is only blank lines and code-fence lines (```` ```bash ````, ``~~~``): not prose
+_NOT_PROSE = re.compile(r"(?:[^\S\n]*+(?:(?:```|~~~)[^\n]*+)?\n)*+[^\S\n]*+(?:(?:```|~~~)[^\n]*+)?")
+
+
+def _is_prose(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` holds more than blank lines and code-fence lines."""
+    between = text[start:end]
+    if "`" in between or "~" in between:
+        return _NOT_PROSE.fullmatch(between) is None
+    return bool(between) and not between.isspace()
 
 
 def line_end(text: str, pos: int) -> int:
-    """Where the line starting at ``pos`` ends (before its ``\\n``; a ``\\r`` before it excluded)."""
+    """Where the line starting at ``pos`` ends (before its ``\\n``; a ``\\r`` before it excluded).
+
+    >>> line_end("ab\\r\\ncd", 0), line_end("ab\\r\\ncd", 4)
+    (2, 6)
+    """
     nl = text.find("\n", pos)
     end = len(text) if nl < 0 else nl
     if end > pos and text[end - 1] == "\r":
@@ -278,156 +374,20 @@ def line_end(text: str, pos: int) -> int:
     return end
 
 
-class LineStarts:
-    r"""The lines that may begin a call, found in C: ``pattern`` matched at a line's start.
+def quoted_extent(stretches: re.Pattern[str], text: str, start: int, end: int) -> int:
+    r"""Where a call that starts at ``start`` ends when its quoted values may hold line breaks:
+    ``stretches`` (the format's quoted and unquoted stretches, never a bare line break) matched from
+    its start ends at the first line break outside quotes; a quote left open (``stretches`` stops
+    elsewhere) ends the call at its first line, ``end`` (the grammar then says where it stops).
 
-    ``pattern`` must match at the start of every line whose head (:data:`HEAD` characters) the
-    protocol's ``starts`` accepts — it may match more, ``starts`` decides — and must not match
-    a line break at its start.  A line of :data:`HEAD` characters or more is always handed to
-    ``starts``, which judges it by its head, as the line-by-line scan does.
-
-    >>> LineStarts(r"[ \t]*\|").lines("a\n | b\nc\n|d")
-    [2, 9]
+    >>> stretches = re.compile(r"(?:[^'\n]++|'[^']*+')*+")
+    >>> quoted_extent(stretches, "f 'a\nb' c\r\nnext", 0, 4), quoted_extent(stretches, "f 'a\nb", 0, 4)
+    (9, 4)
     """
-
-    __slots__ = ("first", "rest")
-
-    def __init__(self, pattern: str) -> None:
-        body = f"(?:{pattern})|[^\\n]{{{HEAD}}}"
-        self.first = re.compile(body)
-        self.rest = re.compile(f"\\n(?:{body})")
-
-    def next(self, text: str, pos: int) -> int:
-        """The start of the first line at or after ``pos`` (a line start) that may begin a call, or -1."""
-        if pos == 0 and self.first.match(text) is not None:
-            return 0
-        found = self.rest.search(text, pos - 1 if pos > 0 else 0)
-        return found.start() + 1 if found is not None else -1
-
-    def lines(self, text: str) -> list[int]:
-        """Where every line the pattern takes starts."""
-        out: list[int] = []
-        pos = 0
-        while True:
-            at = self.next(text, pos)
-            if at < 0:
-                return out
-            out.append(at)
-            pos = text.find("\n", at) + 1
-            if pos == 0:
-                return out
-
-
-# a line that may be neither blank nor a fence: its first non-space character within its head, and not
-# the start of a fence that the head holds whole (a line this takes is then judged by its head)
-_PROSE = rf"[^\S\n]{{0,{HEAD - 4}}}(?!```|~~~)\S|[^\S\n]{{{HEAD - 3},{HEAD - 1}}}\S"
-_PROSE_LINE = re.compile(_PROSE)
-_NEXT_PROSE_LINE = re.compile(rf"\n(?:{_PROSE})")
-
-
-def _has_prose(text: str, pos: int, stop: int) -> bool:
-    """Whether a line starting in ``text[pos:stop]`` (``pos`` a line start) is neither blank nor a fence,
-    judged by its head as :func:`scan_lines` judges a line (the likely line found in C, then judged)."""
-    while pos < stop:
-        if _PROSE_LINE.match(text, pos, stop) is not None:
-            begin = pos
-        else:
-            found = _NEXT_PROSE_LINE.search(text, pos, stop)
-            if found is None:
-                return False
-            begin = found.start() + 1
-        end = line_end(text, begin)
-        bare = text[begin:min(end, begin + HEAD)].strip()
-        if bare and not (bare[0] in "`~" and (bare.startswith("```") or bare.startswith("~~~"))):
-            return True
-        nl = text.find("\n", begin)  # (a fence cut by the head's end: on to the next line)
-        if nl < 0:
-            return False
-        pos = nl + 1
-    return False
-
-
-def scan_lines(text: str, starts: Callable[[str], bool],
-               extent: Callable[[str, int, int], int] | None = None,
-               *, limit: int = MAX_CALLS, candidates: LineStarts | None = None
-               ) -> tuple[list[tuple[int, int, int]], bool, bool]:
-    """The candidate calls of a line-oriented format in one pass over ``text``.
-
-    ``starts(head)`` says whether a line (its first :data:`HEAD` characters) begins a call;
-    ``extent(text, start, end)`` may carry a call past its first line (a quoted line break)
-    and returns where it ends.  ``candidates`` finds the lines ``starts`` may accept in C; without
-    it every line is handed to ``starts``.  Returns ``(spans, prose, truncated)``: ``(start, end,
-    line)`` per candidate (``line`` 1-based), whether any other non-blank, non-fence line was
-    seen, and whether candidates past ``limit`` were left.
-    """
-    if candidates is None:
-        return _scan_every_line(text, starts, extent, limit)
-    spans: list[tuple[int, int, int]] = []
-    prose = False
-    pos = 0  # where the lines not yet looked at start
-    line = 1
-    counted = 0  # the line breaks before this offset are counted in ``line``
-    n = len(text)
-    while pos <= n:
-        begin = candidates.next(text, pos)
-        if begin < 0:
-            break
-        if not prose:
-            prose = _has_prose(text, pos, begin)
-        end = line_end(text, begin)
-        head = text[begin:min(end, begin + HEAD)]
-        bare = head.strip()
-        stop = end
-        if not bare or bare[0] in "`~" and (bare.startswith("```") or bare.startswith("~~~")):
-            pass
-        elif starts(head):
-            if len(spans) >= limit:
-                return spans, prose, True
-            if extent is not None:
-                stop = extent(text, begin, end)
-            line += text.count("\n", counted, begin)
-            counted = begin
-            spans.append((begin, stop, line))
-        else:
-            prose = True
-        nl = text.find("\n", stop if stop > end else end)
-        if nl < 0:
-            return spans, prose, False
-        pos = nl + 1
-    if not prose:
-        prose = _has_prose(text, pos, n + 1)
-    return spans, prose, False
-
-
-def _scan_every_line(text: str, starts: Callable[[str], bool], extent: Callable[[str, int, int], int] | None,
-                     limit: int) -> tuple[list[tuple[int, int, int]], bool, bool]:
-    """:func:`scan_lines` without a :class:`LineStarts`: every line handed to ``starts`` in Python."""
-    spans: list[tuple[int, int, int]] = []
-    prose = False
-    pos = 0
-    line = 1
-    n = len(text)
-    while pos <= n:
-        end = line_end(text, pos)
-        head = text[pos:min(end, pos + HEAD)]
-        stop = end
-        bare = head.strip()
-        if not bare or bare[0] in "`~" and (bare.startswith("```") or bare.startswith("~~~")):
-            pass
-        elif starts(head):
-            if len(spans) >= limit:
-                return spans, prose, True
-            if extent is not None:
-                stop = extent(text, pos, end)
-            spans.append((pos, stop, line))
-        else:
-            prose = True
-        nl = text.find("\n", stop if stop > end else end)
-        if nl < 0:
-            break
-        line += 1 + (text.count("\n", end, stop) if stop > end else 0)
-        pos = nl + 1
-    return spans, prose, False
+    stop = stretches.match(text, start).end()  # type: ignore[union-attr]
+    if stop < len(text) and text[stop] != "\n":
+        return end
+    return stop - 1 if stop > start and text[stop - 1] == "\r" else stop
 
 
 # ---------------------------------------------------------------------------------------------
@@ -435,143 +395,326 @@ def _scan_every_line(text: str, starts: Callable[[str], bool], extent: Callable[
 
 
 def terminal_regex(grammar: str, name: str) -> str:
-    """The regular expression of terminal ``name`` in ``grammars/<grammar>.lark``.
+    """The regular expression of terminal ``name`` in ``grammars/<grammar>.lark`` (loads Lark).
 
-    Fast paths scan with the grammar's own terminals, so both read tokens alike.
+    The fast readers scan with the grammar's own terminals, written out in the format modules
+    (so that importing one does not load Lark); the tests hold each to this.
+
+    >>> terminal_regex("url_call", "FRAGMENT")
+    '#\\\\S*'
     """
     parser = load_parser(grammar)
     return str(parser.get_terminal(name).pattern.to_regexp())
 
 
-class TooLong(GrammarFailure):
-    """A candidate the fast path could not read and the grammar is not given (it is too long)."""
-
-    def __init__(self, grammar: str, size: int, limit: int = MAX_GRAMMAR_CHARS, left: int | None = None) -> None:
-        self.size, self.limit, self.left = size, limit, left
-        super().__init__(grammar, 1, 1, (), f"{size} characters")
-
-    def describe(self) -> str:
-        spent = "" if self.left is None or self.left >= self.size else f" and {self.left} of them are left"
-        return (f"it is {self.size} characters long and not in the plain form the fast reader takes; the grammar "
-                f"reads at most {self.limit} characters of a reply{spent}")
-
-
-class GrammarBudget:
-    """How many more characters the grammar may read in one reply (``Limits.reply_grammar_chars`` in all).
-
-    >>> budget = GrammarBudget(10)
-    >>> budget.spend("g", "x" * 8); budget.left
-    2
-    >>> try:
-    ...     budget.spend("g", "xyz")
-    ... except TooLong as refused:
-    ...     print(refused.describe()[-61:])
-    reads at most 10 characters of a reply and 2 of them are left
-    """
-
-    __slots__ = ("limit", "left")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = self.left = limit
-
-    @classmethod
-    def of(cls, limits: Limits) -> "GrammarBudget":
-        return cls(grammar_chars(limits))
-
-    def spend(self, grammar: str, segment: str) -> None:
-        """Take ``segment``'s length from what is left, or raise :class:`TooLong` when it does not fit."""
-        if len(segment) > self.left:
-            raise TooLong(grammar, len(segment), self.limit, self.left)
-        self.left -= len(segment)
-
-
-def grammar_parse(grammar: str, segment: str, budget: GrammarBudget | None = None) -> Any:
-    """``parse(grammar, segment)`` within ``budget`` (the reply's), else within :data:`MAX_GRAMMAR_CHARS`;
-    a segment that does not fit is refused (:class:`TooLong`)."""
-    if budget is not None:
-        budget.spend(grammar, segment)
-    elif len(segment) > MAX_GRAMMAR_CHARS:
-        raise TooLong(grammar, len(segment))
-    return parse(grammar, segment)
-
-
 def where(failure: GrammarFailure, line: int) -> str:
-    """``failure.describe()`` with its line counted from the start of the reply."""
-    if isinstance(failure, TooLong):
-        return failure.describe()
+    """``failure.describe()`` with its line counted from the start of the reply (``line``: the candidate's).
+
+    >>> where(GrammarFailure("g", 2, 5, ("'|'",), "'x'"), 10)
+    "line 11, column 5: expected '|', found 'x'"
+    """
     moved = GrammarFailure(failure.grammar, failure.line + line - 1, failure.column, failure.expected,
                            failure.found)
     return moved.describe()
 
 
+# ---------------------------------------------------------------------------------------------
+# the skeleton
+
+
 class Reading:
-    """The calls and notes a parse collects, and whether the reply kept to the format."""
+    """One reply being read: the toolset and limits it is read under, the calls and notes so far,
+    whether it kept to the format, and the reply's grammar budget (made when first needed)."""
 
-    __slots__ = ("calls", "notes", "clean")
+    __slots__ = ("protocol_id", "tools", "limits", "calls", "notes", "clean", "_budget", "_tools", "_counted",
+                 "_line")
 
-    def __init__(self) -> None:
+    def __init__(self, protocol_id: str, tools: Toolset | None, limits: Limits) -> None:
+        self.protocol_id = protocol_id
+        self.tools = tools
+        self.limits = limits
         self.calls: list[RawCall] = []
         self.notes: list[str] = []
         self.clean = True
+        self._budget: GrammarBudget | None = None
+        self._tools: dict[str, Tool | None] = {}
+        self._counted = 0  # the line breaks before this offset are counted in ``_line``
+        self._line = 1
 
-    def note(self, sentence: str, *, breaks_format: bool = True) -> None:
+    def note(self, sentence: str, *, breaks_format: bool = False) -> None:
+        """Say ``sentence`` to the caller; ``breaks_format``: the reply is then not only the format."""
         self.notes.append(sentence)
         if breaks_format:
             self.clean = False
 
-    def extraction(self, prose: bool = False) -> Extraction:
-        compliant = self.clean and not prose and bool(self.calls)
-        return Extraction(tuple(self.calls), tuple(self.notes), compliant)
-
-
-def never_raises(protocol: str, parse: Callable[..., Extraction], text: Any, tools: Toolset | None,
-                 limits: Limits | None = None) -> Extraction:
-    """Run ``parse`` (with ``limits=`` when given); whatever goes wrong becomes a note (a protocol never
-    raises on a reply)."""
-    if not isinstance(text, str):
-        return Extraction((), (f"{protocol}: the reply is not text ({type(text).__name__})",), False)
-    try:
-        return parse(text, tools) if limits is None else parse(text, tools, limits=limits)
-    except RecursionError:
-        return Extraction((), (f"{protocol}: the reply is nested too deeply to read",), False)
-    except Exception as err:  # noqa: BLE001 — the safety net; tests check it never fires
-        return internal_error(protocol, err)
-
-
-#: what reading one candidate gives: name, arguments, notes, and whether it kept to the format
-Read = tuple[str, dict[str, Any], list[str], bool]
-
-
-def read_calls(protocol: str, text: str, starts: Callable[[str], bool],
-               read_one: Callable[[str], Read], extent: Callable[[str, int, int], int] | None = None,
-               *, what: str = "call", candidates: LineStarts | None = None) -> Extraction:
-    """The calls of a line-oriented reply: candidates found by :func:`scan_lines` (through
-    ``candidates`` when given), each read by ``read_one`` (which raises :class:`GrammarFailure`
-    where the grammar stopped)."""
-    spans, prose, truncated = scan_lines(text, starts, extent, candidates=candidates)
-    reading = Reading()
-    for start, end, line in spans:
+    def tool(self, name: str) -> Tool | None:
+        """The tool ``name`` means in this reply's toolset (:func:`tool_named`, asked once per name)."""
         try:
-            name, arguments, notes, clean = read_one(text[start:end])
-        except GrammarFailure as failure:
-            reading.note(f"{protocol}: the {what} on line {line} could not be read: {where(failure, line)}")
-            continue
-        for sentence in notes:
-            reading.note(sentence, breaks_format=False)
-        reading.clean = reading.clean and clean
-        reading.calls.append(RawCall(name, arguments, (start, end)))
-    if truncated:
-        reading.note(f"{protocol}: only the first {len(reading.calls)} calls are read")
-    return reading.extraction(prose)
+            return self._tools[name]
+        except KeyError:
+            found = self._tools[name] = tool_named(name, self.tools)
+            return found
+
+    def grammar(self, grammar: str, segment: str) -> Any:
+        """``segment`` parsed by ``grammars/<grammar>.lark`` within the reply's budget (a
+        :class:`GrammarFailure` where it stops, or :class:`~.reading.GrammarTooLong`)."""
+        if self._budget is None:
+            self._budget = GrammarBudget.of(self.limits)
+        self._budget.spend(grammar, segment)
+        return parse(grammar, segment)
+
+    def line_of(self, text: str, pos: int) -> int:
+        """The 1-based line of ``pos`` (counted on from the last position asked: positions only grow)."""
+        if pos < self._counted:
+            self._counted, self._line = 0, 1
+        self._line += text.count("\n", self._counted, pos)
+        self._counted = pos
+        return self._line
+
+    def without_prose(self, call: str, key: str, raw: Any) -> Any:
+        """``raw`` (the last value of ``call``) without the prose written after it on its line, when
+        the parameter's type ends it (:func:`split_trailing_prose`); the prose is noted."""
+        if type(raw) is tuple:  # (the format's mark, the text): symbolic_call's § # % ¿
+            text = self.without_prose(call, key, raw[1])
+            return raw if text is raw[1] else (raw[0], text)
+        if type(raw) is not str or " " not in raw:
+            return raw
+        schema = parameter_schema(self.tool(call), key)
+        if schema is None or not schema.enum and ("string" in schema.types
+                                                  or _ENDED_BY_PROSE.isdisjoint(schema.types)):
+            return raw  # text, or a value no prose ends (an object, a list)
+        value, prose = split_trailing_prose(raw, schema)
+        if prose:
+            self.note(f"{call}: {key}: the text after the value ({prose!r}) is prose, not part of it",
+                      breaks_format=True)
+        return value
+
+    def collect(self, call: str, pairs: Sequence[tuple[str, Any]],
+                decode: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+        """The arguments of ``pairs`` (key, raw value), each value ``decode``\\ d (when given); a key
+        given again keeps its last value (noted), and the last value loses the prose written after it."""
+        arguments = dict(pairs)
+        if len(arguments) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    self.note(f"{call}: {key} is given more than once; the last value is kept")
+                seen.add(key)
+        if pairs:
+            key, raw = pairs[-1]
+            arguments[key] = self.without_prose(call, key, raw)
+        if decode is not None:
+            return {key: decode(raw) for key, raw in arguments.items()}
+        return arguments
+
+    def extraction(self, prose: bool) -> Extraction:
+        return Extraction(tuple(self.calls), tuple(self.notes), self.clean and not prose and bool(self.calls))
 
 
-def tool_parameters(tool: Tool | None) -> Sequence[str]:
-    """A tool's parameter names in declared order (empty without a tool)."""
-    return [p.name for p in tool.parameters.properties] if tool is not None else []
+class TextProtocol(Protocol):
+    """A text-family protocol: the family finds and reads the candidates (:meth:`read`); the
+    format says what a candidate is and what it holds, through these hooks:
+
+    * ``grammar``, ``what`` (a candidate's name in a note);
+    * ``needle``, ``fold_case``, ``lone_names`` — what a line must hold to be judged (tested
+      without a pattern); :meth:`starts` (``start``) — whether a line's head begins a call; :meth:`extent` — where a
+      call that starts on a line ends (past that line for a multi-line call);
+    * :meth:`read_fast` — the candidate read with the grammar's terminals (``None``: the grammar
+      reads it), and ``transformer`` — the grammar's tree made into the same thing;
+    * :meth:`build` — the calls of what was read.
+    """
+
+    grammar: str = ""
+    what: str = "call"
+    #: where a line that begins a call starts (a pattern matched at the line's start): the default :meth:`starts`
+    start: str = ""
+    #: what every line that begins a call holds, after a lead-in too; in any case with ``fold_case``
+    needle: str = ""
+    fold_case = False
+    #: whether a name alone on its line may be a call (a line of at most two spaces is then judged)
+    lone_names = False
+    transformer: type[Transformer]
+    #: what stands between two calls of a reply this protocol writes
+    separator = "\n"
+    _start: re.Pattern[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "start" in cls.__dict__:
+            cls._start = re.compile(cls.start)
+
+    @staticmethod
+    def about(id: str, name: str, description: str) -> ProtocolInfo:
+        """A text protocol's identity: its calls are lines (several a reply) and its values text."""
+        return ProtocolInfo(id=id, name=name, description=description, parallel=True, text_values=True)
+
+    def starts(self, head: str, tools: Toolset | None) -> bool:
+        """Whether a line whose first :data:`HEAD` characters are ``head`` begins a call."""
+        return self._start.match(head) is not None
+
+    def starts_after_lead_in(self, head: str, tools: Toolset | None) -> bool:
+        """Whether a call begins where a prose lead-in on its line ends (``head``: the rest of the line's head)."""
+        return self.starts(head, tools)
+
+    def extent(self, text: str, start: int, end: int) -> int:
+        """Where a call starting at ``start`` ends; ``end``: the end of its first line."""
+        return end
+
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Any:
+        """``segment`` read with the grammar's terminals, as the grammar reads it; ``None`` when it
+        is not in the plain form (the grammar then reads it and says where it stops)."""
+        return None
+
+    def read_grammar(self, segment: str, reading: Reading | None = None) -> Any:
+        """``segment`` read by the grammar (within ``reading``'s budget): what :meth:`read_fast` returns."""
+        tree = parse(self.grammar, segment) if reading is None else reading.grammar(self.grammar, segment)
+        found = self.transformer().transform(tree)
+        return found[0] if found else None
+
+    def build(self, found: Any, reading: Reading) -> Iterable[tuple[str, dict[str, Any]]]:
+        """The calls (name, arguments) of one candidate as read; notes go to ``reading``."""
+        raise NotImplementedError
+
+    def render_call(self, call: ToolCall) -> str:
+        """One call as this protocol writes it."""
+        raise NotImplementedError
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return self.separator.join(self.render_call(call) for call in calls)
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        reading = Reading(self.info.id, tools, limits)
+        spans, prose, truncated = self._candidates(text, tools)
+        for start, end, lead in spans:
+            segment = text[start:end]
+            if lead:
+                self._read_after_lead_in(segment, start, end, reading)
+                continue
+            found = self.read_fast(segment, reading)
+            if found is None:
+                try:
+                    found = self.read_grammar(segment, reading)
+                except GrammarFailure as failure:
+                    line = reading.line_of(text, start)
+                    reading.note(f"{reading.protocol_id}: the {self.what} on line {line} could not be read: "
+                                 f"{where(failure, line)}", breaks_format=True)
+                    continue
+                if found is None:
+                    continue
+            for name, arguments in self.build(found, reading):
+                reading.calls.append(RawCall(name, arguments, (start, end)))
+        if truncated:
+            reading.note(f"{reading.protocol_id}: only the first {len(reading.calls)} calls are read",
+                         breaks_format=True)
+        return reading.extraction(prose)
+
+    def _read_after_lead_in(self, segment: str, start: int, end: int, reading: Reading) -> None:
+        """A call after a prose lead-in on its line: read only in the plain form (the fast reader's), and
+        only when it names a tool of the toolset — else the line is prose, and nothing is noted."""
+        kept = len(reading.notes), reading.clean
+        found = self.read_fast(segment, reading)
+        calls = list(self.build(found, reading)) if found is not None else []
+        if not calls or any(reading.tool(name) is None for name, _ in calls):
+            del reading.notes[kept[0]:]
+            reading.clean = kept[1]
+            return
+        for name, arguments in calls:
+            reading.calls.append(RawCall(name, arguments, (start, end)))
+
+    def _after_lead_in(self, head: str, tools: Toolset | None) -> int:
+        """Where in a line's head a call starts after a prose lead-in (the first few marks tried), or -1."""
+        for tried, mark in enumerate(_LEAD_IN_ENDS.finditer(head)):
+            if tried == _LEAD_IN_MARKS:
+                break
+            if self.starts_after_lead_in(head[mark.end():], tools):
+                return mark.end()
+        return -1
+
+    def _candidates(self, text: str, tools: Toolset | None) -> tuple[list[tuple[int, int, bool]], bool, bool]:
+        """``(start, end, after a lead-in)`` of every candidate call, in one pass; whether any
+        other non-blank, non-fence text was seen (prose); whether candidates past
+        :data:`MAX_CALLS` were left.
+
+        A line is judged by its head (:meth:`starts`, a pattern) only when it holds the ``needle``
+        (in any case with ``fold_case``), or may be a name alone with ``lone_names`` — tests of
+        ``str`` in C, so that a line of prose costs no pattern."""
+        spans: list[tuple[int, int, bool]] = []
+        prose = False
+        gap = resume = 0  # where the text not yet judged prose or not starts; where a call may start
+        pos = 0
+        needle, fold, lone, extent = self.needle, self.fold_case, self.lone_names, self.extent
+        for line in text.split("\n"):
+            begin = pos
+            pos += len(line) + 1
+            if begin < resume or (needle not in (line.lower() if fold else line)
+                                  and not (lone and line.strip().count(" ") < 3)):
+                continue
+            end = pos - 2 if line[-1:] == "\r" else pos - 1
+            head = line[:min(end - begin, HEAD)]
+            at = 0 if self.starts(head, tools) else self._after_lead_in(head, tools)
+            if at < 0:
+                continue
+            if len(spans) >= MAX_CALLS:
+                return spans, True, True
+            stop = extent(text, begin + at, end)
+            if not prose:
+                prose = at > 0 or _is_prose(text, gap, begin)
+            spans.append((begin + at, stop, at > 0))
+            gap = resume = stop
+        if not prose:
+            prose = _is_prose(text, gap, len(text))
+        return spans, prose, False
 
 
-__all__ = ["HEAD", "MAX_CALLS", "MAX_GRAMMAR_CHARS", "DEFAULT_LIMITS", "GrammarBudget", "LineStarts", "Read",
-           "Reading", "TooLong", "backslash_escape", "backslash_unescape", "document_chars", "grammar_chars",
-           "grammar_parse", "has_parameter", "is_fence", "kebab_argument_name",
-           "kebab_tool_name", "line_end", "needs_json_quotes", "never_raises", "read_calls", "read_json_quoted",
-           "resolve_tool", "scan_lines", "terminal_regex", "tool_parameters", "trim_field", "value_text", "where"]
+class Calls(Transformer):
+    """The base of a text grammar's transformer: the reply's calls, in order (its ``start`` rule)."""
+
+    def start(self, calls: list) -> list:
+        return calls
+
+
+#: the grammars' NAME: a tool's name where a call starts with it
+NAME = r"[A-Za-z_][\w.\-]*"
+_NAME = re.compile(NAME)
+
+
+def is_name(text: str) -> bool:
+    """Whether ``text`` is a NAME (an ASCII identifier is, without a pattern).
+
+    >>> is_name("legal_draft_v3"), is_name("a.b-c"), is_name("3x"), is_name("é")
+    (True, True, False, False)
+    """
+    return (text.isascii() and text.isidentifier()) or _NAME.fullmatch(text) is not None
+
+
+class NameFirst(TextProtocol):
+    """A format whose call is a line that starts with the tool's name and then ``delimiter`` (``|``, ``★``,
+    ``,``): such a line begins a call, and so does a name alone on its line when the toolset has that
+    tool (a call without arguments — a lone word is prose otherwise, and always after a lead-in)."""
+
+    #: the delimiter after the name (the ``needle``)
+    delimiter: str
+    lone_names = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.needle = cls.delimiter
+
+    def starts(self, head: str, tools: Toolset | None) -> bool:
+        at = head.find(self.delimiter)
+        if at >= 0:
+            return is_name(head[:at].strip(" \t"))
+        name = head.strip(" \t")
+        return is_name(name) and tool_named(name, tools) is not None
+
+    def starts_after_lead_in(self, head: str, tools: Toolset | None) -> bool:
+        # a name and the delimiter: a lone word after prose is prose
+        at = head.find(self.delimiter)
+        return at >= 0 and is_name(head[:at].strip(" \t"))
+
+
+__all__ = ["DEFAULT_LIMITS", "HEAD", "MAX_CALLS", "NAME", "Calls", "GrammarBudget", "NameFirst", "Reading",
+           "TextProtocol", "argument_names", "backslash_escape", "backslash_unescape", "document_chars",
+           "grammar_chars", "is_name", "line_end", "needs_json_quotes", "parameter_schema", "quoted_extent",
+           "read_json_quoted", "split_pipes", "split_trailing_prose", "terminal_regex", "tool_named",
+           "tool_parameters", "trim_field", "value_text", "where"]

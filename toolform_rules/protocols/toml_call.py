@@ -3,7 +3,9 @@
 Grammar: ``grammars/toml_call.lark`` — TOML 1.0 plus what models write when they mix in
 JSON or Python (``"key": value`` and line breaks inside inline tables, ``True``, ``null``).
 The document may also be a single call (``name = ...`` and an ``[arguments]`` table) or use
-``[[calls]]``/``tool``/``args``; the TOML may stand alone, in a code fence or between prose.
+``[[calls]]``/``tool``/``args``; the TOML may stand alone, in a code fence or between prose —
+also prose on the line of its first ``[[call]]`` ("Sure! [[call]]"), and words after the last
+value on its line ("term_months = 601 Done.": the value is 601, and a note says what was left).
 
 Three readers, fastest first, each taking only what the next would read the same way:
 the rendered shape line by line (``json`` for the values), then ``tomllib`` for any strict
@@ -27,19 +29,18 @@ b = {c = [true, "x"]}
 from __future__ import annotations
 
 import datetime
-import json
-import math
 import re
 import tomllib
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import Transformer, parse
+from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, Transformer, parse
-from .markup_family import calls_from_document, fenced_blocks, never_raises, shifted
-from .text_family import document_chars, grammar_chars
+from .markup_family import (STRICT_JSON, UNREAD, calls_from_document, excerpt, fenced_blocks, flow_text, only_fences,
+                            read_document, unescape)
+from .reading import GrammarBudget
 
 # ---------------------------------------------------------------------------------------------
 # writing
@@ -75,71 +76,18 @@ def toml_value(value: Any) -> str:
     >>> toml_value({"a b": [1, 2.5, None], "c": {}})
     '{"a b" = [1, 2.5, null], c = {}}'
     """
-    if isinstance(value, str):
-        return toml_string(value)
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_key(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return toml_string(str(value))
+    return flow_text(value, toml_string, toml_key, " = ", nan="nan", inf="inf")
 
 
 # ---------------------------------------------------------------------------------------------
 # reading: the grammar
 
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
+_WIDTHS = {"u": 4, "U": 8}
 
 
 def _unescape(body: str, multiline: bool) -> str:
-    if "\\" not in body:
-        return body
-    out: list[str] = []
-    i = 0
-    n = len(body)
-    while i < n:
-        ch = body[i]
-        if ch != "\\" or i + 1 == n:
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in "uU":
-            width = 4 if nxt == "u" else 8
-            digits = body[i + 2:i + 2 + width]
-            try:
-                out.append(chr(int(digits, 16)))
-                i += 2 + width
-                continue
-            except ValueError:
-                out.append(nxt)
-                i += 2
-                continue
-        if multiline and nxt in " \t\r\n":  # a line-ending backslash: the line break and the indent go
-            j = i + 1
-            while j < n and body[j] in " \t":
-                j += 1
-            if j < n and body[j] in "\r\n":
-                while j < n and body[j] in " \t\r\n":
-                    j += 1
-                i = j
-                continue
-        out.append(_ESCAPES.get(nxt, nxt))
-        i += 2
-    return "".join(out)
+    return unescape(body, _ESCAPES, _WIDTHS, line_ending=multiline)
 
 
 def _drop_first_newline(body: str) -> str:
@@ -269,34 +217,26 @@ def _plain(value: Any) -> bool:
     return not isinstance(value, (datetime.date, datetime.time))
 
 
-def _by_tomllib(text: str) -> dict | None:
+def _by_tomllib(text: str) -> Any:
+    """The document by ``tomllib``, or :data:`UNREAD` (not strict TOML, or dates and times in it)."""
     try:
         document = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError):
-        return None
-    return document if _plain(document) else None
+        return UNREAD
+    return document if _plain(document) else UNREAD
 
 
-_CANONICAL_KEY = re.compile(r'[A-Za-z0-9_-]+|"(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\])*"')
+_JSON_STRING = r'"(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u[0-9A-Fa-f]{4})*"'
+# a call table as the renderer writes it: its name (a JSON string) and its argument lines (each after its line
+# break; a key bare or a JSON string)
+_CALL_TABLE = re.compile(rf'\[\[call\]\]\nname = ({_JSON_STRING})\n\n\[call\.arguments\]'
+                         rf'((?:\n(?:[A-Za-z0-9_-]++|{_JSON_STRING}) = [^\n]*+)*+)')
+_NEXT_CALL = re.compile(r"\n(?:[ \t]*\n)*(?=\[\[call\]\])")
 _STRINGS = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*")')
 _BARE_KEY_EQUALS = re.compile(r"([A-Za-z0-9_-]+) = ")
 _HEADER_LIKE = re.compile(r"\s*\[")
 _KEYVAL_LIKE = re.compile(r"""\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
                           r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*\s*=""")
-
-
-def _reject(name: str) -> Any:
-    raise ValueError(name)
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict:
-    table = dict(pairs)
-    if len(table) != len(pairs):
-        raise ValueError("a key is given twice")
-    return table
-
-
-_JSON = json.JSONDecoder(parse_constant=_reject, object_pairs_hook=_unique)
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -318,69 +258,52 @@ def _inline(text: str) -> str:
 
 
 def _canonical(text: str) -> tuple[list, int, int] | None:
-    """The rendered shape, rewritten line by line as one JSON text and read by ``json``.
+    """The rendered shape — ``[[call]]``, ``name = "..."``, a blank line, ``[call.arguments]`` and one
+    ``key = value`` line per argument, blank lines between calls — rewritten as one JSON text and read by
+    ``json``.
 
     The values the renderer writes — basic strings, numbers, true/false, inline tables and
     arrays — read the same as JSON once bare keys are quoted and ``=`` is ``:``; what JSON would
-    read differently (surrogate escapes, NaN) is left to the other readers.  Returns the call
-    tables and where the TOML starts and ends in ``text``.
+    read differently (surrogate escapes, NaN) is left to the other readers, and so is any other
+    shape.  Returns the call tables and where the TOML starts and ends in ``text``.
     """
     start = text.find("[[call]]")
     if start < 0 or (start > 0 and text[start - 1] != "\n"):
         return None
-    out: list[str] = ["["]
-    in_call = in_arguments = False
-    first = True
-    pos = end = start
-    rest = ""
-    for line in text[start:].split("\n"):
-        line_end = pos + len(line)
-        head = line[:1]
-        if not head:
-            pass
-        elif head == "[":
-            if line == "[[call]]":
-                if in_arguments:
-                    out.append("}")
-                out.append("}, {" if in_call else "{")
-                in_call, in_arguments, first = True, False, True
-            elif line == "[call.arguments]" and in_call and not in_arguments:
-                out.append('"arguments": {' if first else ', "arguments": {')
-                in_arguments, first = True, True
-            else:
-                return None
-            end = line_end
-        elif head == "#":
-            end = line_end
-        else:
-            key, equals, value = line.partition(" = ")
-            if not equals or not _CANONICAL_KEY.fullmatch(key):
-                if _HEADER_LIKE.match(line) or _KEYVAL_LIKE.match(line):
-                    return None
-                rest = text[pos:]
-                break  # prose after the TOML
-            if "\\u" in value and _SURROGATE_ESCAPE.search(value):
-                return None
-            if value[:1] in ("{", "["):
-                value = _inline(value)
-            out.append(('"' + key + '": ' if key[0] != '"' else key + ": ") if first else
-                       (', "' + key + '": ' if key[0] != '"' else ", " + key + ": "))
-            out.append(value)
-            first = False
-            end = line_end
-        pos = line_end + 1
-    if in_arguments:
-        out.append("}")
-    out.append("}]")
-    if rest and ("=" in rest or "[" in rest):
+    tables: list[str] = []
+    lines: list[int] = []  # how many arguments each call's lines give
+    pos = start
+    while True:
+        found = _CALL_TABLE.match(text, pos)
+        if found is None:
+            return None
+        arguments = found.group(2)
+        lines.append(arguments.count("\n"))
+        if "\\u" in arguments and _SURROGATE_ESCAPE.search(arguments):
+            return None
+        if arguments.count(" = ") == arguments.count("\n") and '\n"' not in arguments:  # bare keys, plain values
+            arguments = arguments.replace(" = ", '": ').replace("\n", ', "')[2:]
+        else:  # quoted keys, inline tables: the strings kept as they are
+            arguments = _inline(arguments[1:]).replace("\n", ", ")
+        tables.append('{"name": ' + found.group(1) + ', "arguments": {' + arguments + "}}")
+        pos = found.end()
+        after = _NEXT_CALL.match(text, pos)
+        if after is None:
+            break
+        pos = after.end()
+    rest = text[pos:]
+    if "=" in rest or "[" in rest:  # more TOML after the shape: the other readers read it all
         for line in rest.split("\n"):
             if _HEADER_LIKE.match(line) or _KEYVAL_LIKE.match(line):
                 return None
     try:
-        documents = _JSON.decode("".join(out))
+        documents = STRICT_JSON.decode("[" + ", ".join(tables) + "]")
     except (ValueError, RecursionError):
         return None
-    return documents, start, end
+    # (a value that is not one JSON value — "1, "b": 2" — would give another count of arguments)
+    if any(len(document) != 2 or len(document["arguments"]) != count for document, count in zip(documents, lines)):
+        return None
+    return documents, start, pos
 
 
 _LINE_KEYVAL = (r"""[^\S\n]*+(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')"""
@@ -391,42 +314,55 @@ _FIRST_LINE = re.compile(rf"[^\S\n]*\[[^\n]*\][^\S\n]*(?=\n|\Z)|{_LINE_KEYVAL}")
 _NEXT_FIRST_LINE = re.compile(rf"\n(?:[^\S\n]*\[[^\n]*\][^\S\n]*(?=\n|\Z)|{_LINE_KEYVAL})")
 
 
-def _region(text: str, limit: int | None = None) -> tuple[int, int]:
-    """Where the TOML stands in ``text``: from its first table header (or key) to its last line before prose.
+# a call's table header at the end of a line of prose ("Sure! [[call]]"), the TOML's first line after it
+_LEAD_IN = re.compile(r"[^\S\n](\[\[?(?:tool_)?calls?\]\]?)[^\S\n]*\n\s*\Z")
+# a key and a whole value on the TOML's last line, and words after it that start a sentence ("= 601 Done.")
+_WORDS_AFTER = re.compile(_LINE_KEYVAL + r"""[^\S\n]*+(?:"(?:[^"\\\n]|\\.)*+"|'[^'\n]*+'|\{[^\n]*\}|\[[^\n]*\]"""
+                          r"|[\w.:+-]++)(?=[^\S\n]+[^\W\d_])")
+
+
+def _region(text: str, start: int, end: int, limit: int | None = None) -> tuple[int, int, str]:
+    """Where the TOML stands in ``text[start:end]``: from its first table header (or key) to its last line before
+    prose — and the words after its last value on that line, which are not part of it.
 
     The first line is found in C; the lines after it are read one by one, at most ``limit`` characters
     of them (a region found longer than that ends there: too long to be read).
     """
-    first_end = text.find("\n")
+    first_end = text.find("\n", start, end)
     if first_end < 0:
-        first_end = len(text)
-    if _FIRST_LINE.match(text, 0, first_end) is not None:
-        first = 0
+        first_end = end
+    if _FIRST_LINE.match(text, start, first_end) is not None:
+        first = start
     else:
-        found = _NEXT_FIRST_LINE.search(text, first_end)
+        found = _NEXT_FIRST_LINE.search(text, first_end, end)
         if found is None:
-            return 0, len(text)
+            return start, end, ""
         first = found.start() + 1
+        lead_in = _LEAD_IN.search(text, max(start, text.rfind("\n", start, found.start()) + 1), first)
+        if lead_in is not None:
+            first = lead_in.start(1)
     last = (first, first)
-    depth = 0
-    quote = ""
+    depth, quote, outside = 0, "", True  # (outside: the last line starts outside brackets and strings)
     pos = first
     while True:
-        nl = text.find("\n", pos)
-        end = len(text) if nl < 0 else nl
-        line = text[pos:end]
+        nl = text.find("\n", pos, end)
+        line_end = end if nl < 0 else nl
+        line = text[pos:line_end]
         stripped = line.strip()
         inside = depth > 0 or bool(quote)
         if not inside and stripped and not stripped.startswith("#") and not (
                 _HEADER_LIKE.match(line) or _KEYVAL_LIKE.match(line)):
             break
-        depth, quote = _track(line, depth, quote)
         if stripped:
-            last = (pos, end)
-        if nl < 0 or (limit is not None and end - first > limit):
+            last, outside = (pos, line_end), not inside
+        depth, quote = _track(line, depth, quote)
+        if nl < 0 or (limit is not None and line_end - first > limit):
             break
         pos = nl + 1
-    return first, last[1]
+    value = _WORDS_AFTER.match(text, *last) if outside and last[1] > last[0] else None
+    if value is not None:
+        return first, value.end(), text[value.end():last[1]].strip()
+    return first, last[1], ""
 
 
 def _track(line: str, depth: int, quote: str) -> tuple[int, str]:
@@ -464,65 +400,37 @@ def _track(line: str, depth: int, quote: str) -> tuple[int, str]:
     return depth, quote
 
 
-_FENCE_ONLY = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
-
-
-def _outside_is_clean(text: str, start: int, end: int) -> bool:
-    outside = text[:start] + text[end:]
-    return not outside or outside.isspace() or _FENCE_ONLY.fullmatch("".join(outside.split())) is not None
-
-
 class TomlCall(Protocol):
-    info = ProtocolInfo(
-        id="toml_call",
-        name="TOML call block",
-        description="Each call a [[call]] table with a name and a [call.arguments] table.",
-        parallel=True,
-    )
+    info = ProtocolInfo(id="toml_call", name="TOML call block",
+                        description="Each call a [[call]] table with a name and a [call.arguments] table.")
 
-    @never_raises
-    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        if not isinstance(text, str):
-            return Extraction((), ("the reply is not text",), False)
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         fast = _canonical(text)
         if fast is not None:
             documents, start, end = fast
-            if all(type(d.get("name")) is str and type(d.get("arguments", {})) is dict and len(d) <= 2
-                   for d in documents):
-                return Extraction(tuple(RawCall(d["name"], d.get("arguments", {}), (start, end)) for d in documents),
-                                  (), _outside_is_clean(text, start, end))
+            return Extraction(tuple(RawCall(d["name"], d.get("arguments", {}), (start, end)) for d in documents), (),
+                              only_fences(text[:start] + text[end:]))
         body_start, body_end = 0, len(text)
         for fence_start, fence_end, language in fenced_blocks(text, limit=10):
             if language.lower() in ("toml", "", "ini", "cfg") and "=" in text[fence_start:fence_end]:
                 body_start, body_end = fence_start, fence_end
                 break
-        longest = document_chars(limits)
-        start, end = _region(text[body_start:body_end], longest)
-        start, end = body_start + start, body_start + end
-        region = text[start:end]
-        if len(region) > longest:
+        longest = limits.reply_document_chars
+        start, end, words_after = _region(text, body_start, body_end, longest)
+        if end - start > longest:
             return Extraction((), (f"the TOML is longer than {longest} characters and was not read",), False)
-        notes: list[str] = []
-        document = _by_tomllib(region)
-        if document is None:
-            if len(region) > grammar_chars(limits):
-                return Extraction((), (f"the TOML is longer than {grammar_chars(limits)} characters and not strict "
-                                       "TOML; it was not read (that is as much as the grammar reads of a reply)",),
-                                  False)
-            try:
-                document, problems = _by_grammar(region)
-            except GrammarFailure as failure:
-                where = shifted(failure, text, start)
-                return Extraction((), (f"the TOML could not be read: {where.describe()}",), False)
-            except RecursionError:
-                return Extraction((), ("the TOML is nested too deeply to read",), False)
-            notes.extend(problems)
-        found = calls_from_document(document)
-        if not found:
+        found = read_document(text, start, end, (_by_tomllib,), _by_grammar, GrammarBudget.of(limits), "toml_call",
+                              "the TOML")
+        if isinstance(found, str):
+            return Extraction((), (found,), False)
+        document, notes = found
+        if words_after:
+            notes.append(f"words after the TOML were ignored: {excerpt(words_after)}")
+        calls = calls_from_document(document)
+        if not calls:
             return Extraction((), tuple(notes) + ("the TOML names no tool (no [[call]] table with a name)",), False)
-        calls = tuple(RawCall(name, arguments, (start, end)) for name, arguments in found)
-        compliant = not notes and _outside_is_clean(text, start, end)
-        return Extraction(calls, tuple(notes), compliant)
+        return Extraction(tuple(RawCall(name, arguments, (start, end)) for name, arguments in calls), tuple(notes),
+                          not notes and only_fences(text[:start] + text[end:]))
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         blocks = []

@@ -24,16 +24,12 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
+from .base import ProtocolInfo, RawCall
 from .. import grammar
 from ..grammar import GrammarFailure
-from .json_family import (MAX_CANDIDATES, GrammarBudget, Reading, Values, bracket_depth, fast_json, guarded,
-                          read_grammar, read_json, report_failure, scan_values)
-from .values import strip_code_fence
+from .json_family import Call, JsonFamily, Reply, Values, is_tool, read_grammar, relocate
 
-GRAMMAR = "two_step_call"
 _NAME = r"[^\W\d]\w*(?:[.\-]\w+)*"
 # The grammar's `name` rule, as one regular expression (a property test keeps them in step).
 NAME_LINE = re.compile(rf"[ \t]*(?:`|\*\*?)?[ \t]*({_NAME})[ \t]*(?:\(\))?[ \t]*(?:`|\*\*?)?[ \t]*:?[ \t]*")
@@ -52,188 +48,140 @@ class TwoStepValues(Values):
     def arguments(self, items: list) -> Any:
         return next(item for item in items if not isinstance(item, grammar.Token))
 
-    def candidate(self, items: list) -> Any:
-        return items[0]
 
+def _name_line(text: str, start: int, end: int, first: bool = True) -> tuple[int, int] | None:
+    """The span of the last line of ``text[start:end]`` that is neither blank nor a code fence, or ``None``.
 
-_TRANSFORMER = TwoStepValues()
-
-
-def read_name(line: str, budget: GrammarBudget | None = None) -> str:
-    """The tool name a name line holds: the regular expression, else the grammar (:class:`GrammarFailure`)."""
-    match = NAME_LINE.fullmatch(line)
-    if match is not None:
-        return match.group(1)
-    return read_grammar(GRAMMAR, line, _TRANSFORMER, "name", budget=budget)
-
-
-def grammar_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls of a whole reply in the format, read by the grammar alone."""
-    return list(read_grammar(GRAMMAR, text, _TRANSFORMER))
+    ``first``: ``end`` is where the arguments start, so the stretch before them on their own
+    line counts, unless it ends with a colon (a label such as ``Arguments:``, not a name).
+    """
+    while end > start:
+        line_start = text.rfind("\n", start, end) + 1 or start
+        if line_start < end:
+            line = text[line_start:end].strip()
+            if line and not line.startswith("```") and not (first and line[-1] == ":"):
+                return line_start, end
+        first = False
+        end = line_start - 1
+    return None
 
 
 def _name_lines(text: str, start: int, end: int, most: int = 3) -> list[tuple[int, int]]:
-    """Spans of the last ``most`` lines of ``text[start:end]`` that are neither blank nor a code fence, nearest first.
-
-    The stretch on the arguments' own line counts, unless it ends with a colon (a label such
-    as ``Arguments:``, not a name).
-    """
+    """Spans of the last ``most`` lines of ``text[start:end]`` that are neither blank nor a code fence, nearest
+    first (see :func:`_name_line`)."""
     found: list[tuple[int, int]] = []
-    pos = end
-    first = True
-    while pos > start and len(found) < most:
-        line_start = max(text.rfind("\n", start, pos) + 1, start)
-        line = text[line_start:pos].strip()
-        if line and not line.startswith("```") and not (first and line.endswith(":")):
-            found.append((line_start, pos))
-        first = False
-        pos = line_start - 1
+    line = _name_line(text, start, end)
+    while line is not None and len(found) < most:
+        found.append(line)
+        line = _name_line(text, start, line[0] - 1, first=False)
     return found
 
 
-def _only_fences(text: str) -> bool:
-    """Whether ``text`` holds nothing but blank lines and code-fence lines."""
-    return all(not line.strip() or line.strip().startswith("```") for line in text.split("\n"))
+#: lines that are blank or a code fence (``fullmatch`` a stretch: it holds nothing else)
+_FENCE_LINES = re.compile(r"(?:[^\S\n]*+(?:```[^\n]*+)?+\n)*+[^\S\n]*+(?:```[^\n]*+)?+")
 
 
-class TwoStepCall(Protocol):
-    info = ProtocolInfo(
-        id="two_step_call",
-        name="Name line, then arguments",
-        description="The tool's name alone on a line, then its arguments as a JSON object on the next line.",
-        parallel=True,
-    )
+class TwoStepCall(JsonFamily):
+    info = ProtocolInfo("two_step_call", "Name line, then arguments",
+                        "The tool's name alone on a line, then its arguments as a JSON object on the next line.")
+    transformer = TwoStepValues()
+    unreadable = ("no arguments could be read", "an arguments object could not be read")
 
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return guarded(self.info.id, lambda t: self._parse(t, tools, limits), text)
+    def calls_of(self, value: Any, reply: Reply | None = None) -> list[Call]:
+        return [value]  # the grammar's step: (name, arguments)
 
-    def _parse(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
-        reading = Reading(text)
-        budget = GrammarBudget.of(limits)
-        body, _fenced = strip_code_fence(text)
-        offset = text.find(body) if body else 0
-        if self._lines(reading, body, offset):
-            return reading.extraction()
-        found = scan_values(body, openers="{", depth=bracket_depth(limits))
-        found.note(reading, offset)
-        spans = found.spans
-        failures: list[tuple[GrammarFailure, int, bool]] = []
-        previous = 0
+    def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
+        text = reply.text
+        start, stop, _fenced = reply.body()
+        values = reply.values(start, stop, "{")[0]
+        previous = start
         line, counted = 1, 0  # the line number at ``counted`` (counted forward, once)
-        for start, end in spans:
-            lines = _name_lines(body, previous, start)
-            if not lines:
-                line, counted = line + body.count("\n", counted, start), start
-                reading.note(f"the arguments at line {line} have no name line before them")
-                previous = end
+        for candidate in values:
+            nearest = _name_line(text, previous, candidate.begin)
+            if nearest is None:
+                line, counted = line + text.count("\n", counted, candidate.begin), candidate.begin
+                reply.note(f"the arguments at line {line} have no name line before them")
+                previous = candidate.end
                 continue
-            chosen = self._name(reading, body, lines, offset, tools, budget)
-            try:
-                arguments = read_json(GRAMMAR, body[start:end], _TRANSFORMER, "candidate", (dict,), budget=budget)
-            except GrammarFailure as failure:
-                failures.append((failure, offset + start, True))
-                previous = end
+            if candidate.failure is not None:  # (not a call, whatever the line before it says)
+                reply.failed(candidate)
+                previous = candidate.end
                 continue
+            chosen = self._name(reply, previous, candidate.begin, nearest, tools)
             if chosen is not None:
                 name, (line_start, line_end) = chosen
-                reading.add([(name, arguments)], (offset + line_start, offset + end))
-                if "\n" not in body[line_end:start]:
-                    reading.note(f"call {len(reading.calls)}: the name and the arguments share a line")
-                if (line_start, line_end) != lines[0] or not _only_fences(body[previous:line_start]) \
-                        or not _only_fences(body[line_end:start]):
-                    reading.compliant = False
-            previous = end
-        tail = body[previous:]
-        if not spans:
-            self._name_only(reading, body, offset, tools)
-        elif not _only_fences(tail):
-            reading.compliant = False
-        if not reading.compliant and not reading.notes:
-            reading.note("the reply holds text besides the name and arguments lines")
-        report_failure(reading, failures, "no arguments could be read", "an arguments object could not be read")
-        return reading.extraction()
+                reply.calls.append(RawCall(name, candidate.value, (line_start, candidate.end)))
+                if text.find("\n", line_end, candidate.begin) < 0:
+                    reply.note(f"call {len(reply.calls)}: the name and the arguments share a line")
+                if reply.compliant and ((line_start, line_end) != nearest
+                                        or not _FENCE_LINES.fullmatch(text, previous, line_start)
+                                        or not _FENCE_LINES.fullmatch(text, line_end, candidate.begin)):
+                    reply.compliant = False
+            previous = candidate.end
+        if not values:
+            self._name_only(reply, start, stop, tools)
+        elif reply.compliant and not _FENCE_LINES.fullmatch(text, previous, stop):
+            reply.compliant = False
+        if not reply.compliant and not reply.notes:
+            reply.note("the reply holds text besides the name and arguments lines")
+        return reply
 
-    @staticmethod
-    def _lines(reading: Reading, body: str, offset: int) -> bool:
-        """The fast path: the reply is name line, strict JSON object line, name line, ... exactly.
+    def _name(self, reply: Reply, start: int, end: int, nearest: tuple[int, int], tools: Toolset | None
+              ) -> tuple[str, tuple[int, int]] | None:
+        """The tool name for the arguments at ``end``, from the lines of ``text[start:end]`` before them.
 
-        At most :data:`MAX_CANDIDATES` calls are read (as many as the other paths read); more are noted.
+        Without a toolset: the ``nearest`` line, read as a name.  With one: the nearest of the
+        last three lines whose name is a tool, else a tool named inside one of them (noted),
+        else as without.
         """
-        lines = body.split("\n")
-        if len(lines) % 2 or not lines[0]:
-            return False
-        found = []
-        position = offset
-        for index in range(0, min(len(lines), 2 * MAX_CANDIDATES), 2):
-            name_line, arguments_line = lines[index], lines[index + 1]
-            match = NAME_LINE.fullmatch(name_line)
-            if match is None or arguments_line[:1] != "{":
-                return False
-            arguments = fast_json(arguments_line)
-            if not isinstance(arguments, dict):
-                return False
-            end = position + len(name_line) + 1 + len(arguments_line)
-            found.append(((match.group(1), arguments), (position, end)))
-            position = end + 1
-        for call, span in found:
-            reading.add([call], span)
-        if len(lines) > 2 * MAX_CANDIDATES:
-            reading.note(f"the reply holds more than {MAX_CANDIDATES} calls; the first {MAX_CANDIDATES} were read")
-        return True
-
-    @staticmethod
-    def _name(reading: Reading, body: str, lines: list[tuple[int, int]], offset: int, tools: Toolset | None,
-              budget: GrammarBudget) -> tuple[str, tuple[int, int]] | None:
-        """The tool name for an arguments object, from the name lines before it (nearest first).
-
-        Without a toolset: the nearest line, read as a name.  With one: the nearest line whose
-        name is a tool, else a tool named inside one of the lines (noted), else as without.
-        """
-        names = []
-        for line_start, line_end in lines:
-            match = NAME_LINE.fullmatch(body, line_start, line_end)
-            names.append(match.group(1) if match else None)
+        text = reply.text
+        bare = text[nearest[0]:nearest[1]].strip(" \t")
+        name: str | None = bare
+        if not (bare.isidentifier() and bare.replace("_", "a").isalnum()):  # else a bare name, as NAME_LINE reads it
+            match = NAME_LINE.fullmatch(text, *nearest)
+            name = None if match is None else match.group(1)
+        if name is not None and (tools is None or is_tool(tools, name)):
+            return name, nearest
         if tools is not None:
-            for name, span in zip(names, lines):
-                if name is not None and tools.get(name) is not None:
-                    if span != lines[0]:
-                        reading.note(f"the tool name {name!r} is not on the line just before its arguments")
-                    return name, span
+            lines = _name_lines(text, start, end)
+            for span in lines[1:]:
+                further = NAME_LINE.fullmatch(text, *span)
+                if further is not None and is_tool(tools, further.group(1)):
+                    reply.note(f"the tool name {further.group(1)!r} is not on the line just before its arguments")
+                    return further.group(1), span
             tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
             for span in lines:
-                line = body[span[0]:span[1]]
-                for candidate in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
-                    if candidate in tried:
-                        continue
-                    tried.add(candidate)
-                    if candidate and tools.get(candidate) is not None:
-                        reading.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool "
-                                     f"{candidate[:60]!r} from it")
-                        return candidate, span
-        if names[0] is not None:
-            return names[0], lines[0]
-        line = body[lines[0][0]:lines[0][1]]
+                line = text[span[0]:span[1]]
+                for word in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
+                    if word not in tried:
+                        tried.add(word)
+                        if is_tool(tools, word):
+                            reply.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool "
+                                       f"{word[:60]!r} from it")
+                            return word, span
+        if name is not None:
+            return name, nearest
+        line = text[nearest[0]:nearest[1]]
         try:  # the grammar has the last word (and says where the line stops being a name)
-            return read_grammar(GRAMMAR, line, _TRANSFORMER, "name", budget=budget), lines[0]
+            return read_grammar(self.grammar, line, self.transformer, "name", budget=reply.budget), nearest
         except GrammarFailure as failure:
-            reading.failed(f"the name line {line.strip()[:60]!r} could not be read", failure, offset + lines[0][0])
+            where = relocate(failure, text, nearest[0]).describe()
+            reply.note(f"the name line {line.strip()[:60]!r} could not be read: {where}")
             return None
 
-    def _name_only(self, reading: Reading, body: str, offset: int, tools: Toolset | None) -> None:
+    @staticmethod
+    def _name_only(reply: Reply, start: int, stop: int, tools: Toolset | None) -> None:
         """A reply with no arguments object: one name line alone is a call without arguments (noted)."""
-        stripped = body.strip()
-        if not stripped or "\n" in stripped:
-            reading.note("the reply holds no arguments object")
-            return
-        match = NAME_LINE.fullmatch(stripped)
-        name = match.group(1) if match else None
-        if name is None and tools is not None and tools.get(stripped) is not None:
-            name = stripped
+        stripped = reply.text[start:stop].strip()
+        name = None
+        if stripped and "\n" not in stripped:
+            match = NAME_LINE.fullmatch(stripped)
+            name = match.group(1) if match else stripped if is_tool(tools, stripped) else None
         if name is None:
-            reading.note("the reply holds no arguments object")
+            reply.note("the reply holds no arguments object")
             return
-        reading.add([(name, {})], (offset, offset + len(body)))
-        reading.note("a name line with no arguments line after it: read as a call without arguments")
+        reply.add([(name, {})], (start, stop))
+        reply.note("a name line with no arguments line after it: read as a call without arguments")
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{c.name}\n{json.dumps(c.arguments, ensure_ascii=False)}" for c in calls)

@@ -1,12 +1,13 @@
 r"""url_call: ``POST /tool-name?arg=value&other=two+words`` — one HTTP request line per call.
 
 Grammar: ``grammars/url_call.lark``.  The last path segment names the tool in kebab case
-and maps back to the tool (``legal-draft-v3`` → ``legal_draft_v3``; resolved against the
-toolset when one is given).  Arguments are the query: percent-encoded, ``+`` for a space,
-so any text round-trips; nested values are JSON text.  Values are text
-(``text_values``); a bare key (``&flag``) is the boolean ``true``, a key given again
-makes a list, and a bracketed key (``details[status]=draft``, ``tags[]=a``) builds the
-nested value the way query strings flatten it.
+(``legal-draft-v3`` reads as ``legal_draft_v3``; the pipeline resolves it against the
+toolset).  Arguments are the query: percent-encoded, ``+`` for a space, so any text
+round-trips; nested values are JSON text.  Values are text (``text_values``); a bare key
+(``&flag``) is the boolean ``true``, a key given again makes a list, and a bracketed key
+(``details[status]=draft``, ``tags[]=a``) builds the nested value the way query strings
+flatten it.  A raw space ends the request line; prose after it (``... &term_months=12 Done.``)
+is left out where the last value's type ends it (see :func:`.text_family.split_trailing_prose`).
 
 >>> from toolform_rules import ToolCall, sample_toolset
 >>> text = PROTOCOL.render_calls([ToolCall("legal_draft_v3", {"counterparty": "A&B = 100%", "term_months": 12})])
@@ -20,120 +21,75 @@ nested value the way query strings flatten it.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
-from urllib.parse import quote, quote_plus, unquote_plus
+from typing import Any, Iterable
+from urllib.parse import quote, quote_plus
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo
-from ..grammar import Token, Transformer, Tree
-from .text_family import (GrammarBudget, LineStarts, Read, grammar_parse, kebab_argument_name, kebab_tool_name,
-                          never_raises, read_calls, resolve_tool, terminal_regex, value_text)
+from .text_family import Calls, Reading, TextProtocol, argument_names, value_text
 
-GRAMMAR = "url_call"
+#: the grammar's terminals (the tests hold them to ``grammars/url_call.lark``)
+METHOD = r"(?i:get|post|put|patch|delete|head|options)(?![\w.\-])"
+ORIGIN = r"(?i:https?)://[^\s/?#]+"
+SEGMENT = r"[^\s/?#&]+"
+QKEY = r"[^\s&=#]+"
+FRAGMENT = r"#\S*"
+VERSION = r"(?i:http)/\d(?:\.\d)?"
 
+# a request line as the fast reader takes it (no spaces inside); prose may follow it after a space
 _LINE = re.compile(
-    rf"[ \t]*(?:{terminal_regex(GRAMMAR, 'METHOD')}[ \t]+)?(?:{terminal_regex(GRAMMAR, 'ORIGIN')})?"
-    rf"(?P<path>(?:/{terminal_regex(GRAMMAR, 'SEGMENT')})+)/?"
-    rf"(?:\?(?P<query>[^\s#]*))?(?:{terminal_regex(GRAMMAR, 'FRAGMENT')})?"
-    rf"(?:[ \t]+{terminal_regex(GRAMMAR, 'VERSION')})?[ \t]*")
-_QKEY = re.compile(terminal_regex(GRAMMAR, "QKEY"))
-_START_SOURCE = (r"[ \t]*(?:(?i:get|post|put|patch|delete|head|options)[ \t]+)?"
-                 r"(?:(?i:https?)://[^\s/?#]+)?/[^\s/?#&]")
-_START = re.compile(_START_SOURCE)
-_CANDIDATES = LineStarts(_START_SOURCE)
+    rf"[ \t]*(?:{METHOD}[ \t]+)?(?:{ORIGIN})?(?:/{SEGMENT})*/(?P<tool>{SEGMENT})/?"
+    rf"(?:\?(?P<query>[^\s#]*))?(?:{FRAGMENT})?(?:[ \t]+{VERSION})?[ \t]*(?P<tail>(?<=[ \t])[^\W\d_].*)?")
 _BRACKETS = re.compile(r"([^\[\]]+)((?:\[[^\[\]]*\])+)")
+_INDEX = re.compile(r"\[([^\[\]]*)\]")
 
-#: one query parameter as read: (key, raw value, or None for a bare key)
-Param = tuple[str, "str | None"]
-
-
-def _request_fast(segment: str) -> tuple[str, list[Param]] | None:
-    """The tool segment and query parameters of one request line when it is written without
-    inner spaces (the usual form), read with the grammar's terminals; else ``None``."""
-    m = _LINE.fullmatch(segment)
-    if m is None:
-        return None
-    tool = m.group("path").rsplit("/", 1)[-1]
-    params: list[Param] = []
-    query = m.group("query")
-    if query:
-        for part in query.split("&"):
-            if not part:
-                continue
-            key, eq, raw = part.partition("=")
-            if not key:
-                return None
-            params.append((key, raw if eq else None))
-    return tool, params
+#: a request as read: the tool's path segment and the query parameters, (key, raw value or None for a bare key)
+Request = tuple[str, list[tuple[str, "str | None"]]]
 
 
-class _Request(Transformer):
-    def start(self, requests: list) -> list:
-        return requests
+class _Request(Calls):
+    def request(self, items: list) -> Request:  # the path's segment is the one plain str, the query the list
+        return next(i for i in items if type(i) is str), next((i for i in items if type(i) is list), [])
 
-    def request(self, items: list) -> tuple[str, list[Param]]:
-        tool = ""
-        params: list[Param] = []
-        for item in items:
-            if isinstance(item, tuple) and item[0] == "path":
-                tool = item[1]
-            elif isinstance(item, list):
-                params = item
-        return tool, params
+    def path(self, items: list) -> str:
+        return str(items[-1])
 
-    def path(self, items: list) -> tuple[str, str]:
-        return "path", str(items[-1])
+    def query(self, items: list) -> list[tuple[str, str | None]]:
+        return [p for p in items if type(p) is tuple]
 
-    def query(self, items: list) -> list[Param]:
-        return [p for p in items if isinstance(p, tuple)]
-
-    def flag(self, items: list) -> Param:
+    def flag(self, items: list) -> tuple[str, str | None]:
         return str(items[0]), None
 
-    def pair(self, items: list) -> Param:
-        return str(items[0]), (str(items[1]) if len(items) > 1 and isinstance(items[1], Token) else "")
+    def pair(self, items: list) -> tuple[str, str | None]:
+        return str(items[0]), (str(items[1]) if len(items) > 1 else "")
 
 
-def _request_grammar(segment: str, budget: GrammarBudget | None = None) -> tuple[str, list[Param]]:
-    tree = grammar_parse(GRAMMAR, segment, budget)
-    requests = _Request().transform(tree) if isinstance(tree, Tree) else []
-    return requests[0] if requests else ("", [])
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
-def _decode(text: str) -> str:
-    if "%" in text:
-        return unquote_plus(text, errors="replace")
-    return text.replace("+", " ") if "+" in text else text
+def _bytes_of(run: re.Match[str]) -> str:
+    return bytes.fromhex(run.group().replace("%", "")).decode("utf-8", "replace")
 
 
-def build_call(segment_name: str, params: list[Param], tools: Toolset | None) -> Read:
-    name = kebab_tool_name(_decode(segment_name), tools)
-    tool = resolve_tool(name, tools)
-    arguments: dict[str, Any] = {}
-    notes: list[str] = []
-    repeated: set[str] = set()
-    for raw_key, raw_value in params:
-        key = _decode(raw_key)
-        value: Any = True if raw_value is None else _decode(raw_value)
-        nested = _BRACKETS.fullmatch(key)
-        if nested is not None:
-            base = kebab_argument_name(nested.group(1), tool)
-            path = re.findall(r"\[([^\[\]]*)\]", nested.group(2))
-            if not _put_nested(arguments, base, path, value):
-                notes.append(f"{name}: {key} does not fit the other values given for {base}; it is left out")
-            continue
-        key = kebab_argument_name(key, tool)
-        if key not in arguments:
-            arguments[key] = value
-        elif key in repeated:
-            arguments[key].append(value)
-        else:
-            notes.append(f"{name}: {key} is given more than once; its values are read as a list")
-            arguments[key] = [arguments[key], value]
-            repeated.add(key)
-    return name, arguments, notes, True
+def decode(text: str) -> str:
+    """A query part as the text it stands for: ``+`` a space, ``%XX`` the UTF-8 bytes (an invalid
+    sequence is U+FFFD, a ``%`` that starts none is kept) — what ``urllib.parse.unquote_plus(text,
+    errors="replace")`` gives (an ASCII character never continues a UTF-8 sequence, so each run
+    of ``%XX`` is decoded alone), in C.
+
+    >>> decode("A%26B+%3D+100%25"), decode("%E4%B8%AD%zz+%C3"), decode("plain")
+    ('A&B = 100%', '中%zz \ufffd', 'plain')
+    """
+    if "+" in text:
+        text = text.replace("+", " ")
+    if "%" not in text:
+        return text
+    if text.isascii() and "\\" not in text and _LONE_PERCENT.search(text) is None:
+        # every escape well formed: ``\xHH`` read by the codec (one byte each), the bytes as UTF-8
+        escaped = text.replace("%", "\\x").encode("ascii").decode("unicode_escape")
+        return escaped.encode("latin-1").decode("utf-8", "replace")
+    return _PERCENT_RUN.sub(_bytes_of, text)
 
 
 def _put_nested(arguments: dict[str, Any], base: str, path: list[str], value: Any) -> bool:
@@ -144,8 +100,6 @@ def _put_nested(arguments: dict[str, Any], base: str, path: list[str], value: An
     for step in path:
         want: type = list if step == "" else dict
         current = container.get(key) if isinstance(container, dict) else None
-        if isinstance(container, list):
-            current = None
         if current is None:
             current = want()
             if isinstance(container, dict):
@@ -162,47 +116,80 @@ def _put_nested(arguments: dict[str, Any], base: str, path: list[str], value: An
     return True
 
 
-def _quote_value(text: str) -> str:
-    return quote_plus(text, safe="", errors="surrogatepass")
+class UrlCall(TextProtocol):
+    info = TextProtocol.about(
+        "url_call", "HTTP request line",
+        "`POST /tool-name?arg=value`: the tool in the path, the arguments percent-encoded in the query; "
+        "values are text, typed from the schema.")
+    grammar = "url_call"
+    what = "request line"
+    transformer = _Request
+    start = rf"[ \t]*(?:{METHOD}[ \t]+)?(?:{ORIGIN})?/[^\s/?#&]"
+    needle = "/"
 
-
-def _path_name(name: str) -> str:
-    body = name.lstrip("_")
-    return quote(name[:len(name) - len(body)] + body.replace("_", "-"), safe="", errors="surrogatepass")
-
-
-class UrlCall(Protocol):
-    info = ProtocolInfo(
-        id="url_call",
-        name="HTTP request line",
-        description="`POST /tool-name?arg=value`: the tool in the path, the arguments percent-encoded in the "
-                    "query; values are text, typed from the schema.",
-        parallel=True,
-        text_values=True,
-    )
-
-    def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        return never_raises(self.id, self._parse, text, tools, limits)
-
-    def _parse(self, text: str, tools: Toolset | None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        budget = GrammarBudget.of(limits)
-
-        def read_one(segment: str) -> Read:
-            found = _request_fast(segment)
-            if found is None:
-                found = _request_grammar(segment, budget)
-            return build_call(found[0], found[1], tools)
-
-        return read_calls(self.id, text, lambda head: _START.match(head) is not None, read_one,
-                          what="request line", candidates=_CANDIDATES)
-
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        return "\n".join(self._render(call) for call in calls)
+    def read_fast(self, segment: str, reading: Reading | None = None) -> Request | None:
+        """The tool segment and query parameters of a request line written without inner spaces
+        (the usual form), read with the grammar's terminals.  Prose after it on its line is left
+        out where the last value's type ends it (``reading`` tells the type), else ``None``."""
+        m = _LINE.fullmatch(segment)
+        if m is None:
+            return None
+        params: list[tuple[str, str | None]] = []
+        query = m.group("query")
+        if query:
+            for part in query.split("&"):
+                if part:
+                    key, eq, raw = part.partition("=")
+                    if not key:
+                        return None
+                    params.append((key, raw if eq else None))
+        tail = m.group("tail")
+        if tail is not None:
+            last = params[-1] if params else None
+            if reading is None or last is None or last[1] is None:
+                return None
+            value = decode(last[1])
+            if reading.without_prose(self._tool_name(m.group("tool")), decode(last[0]), f"{value} {tail}") != value:
+                return None  # the prose is not after a value its type ends: the grammar says where it stops
+        return m.group("tool"), params
 
     @staticmethod
-    def _render(call: ToolCall) -> str:
-        line = "POST /" + _path_name(call.name)
-        query = "&".join(f"{_quote_value(key)}={_quote_value(value_text(value))}"
+    def _tool_name(segment: str) -> str:
+        """The tool a path segment names: decoded, kebab case undone (the format writes names so)."""
+        return decode(segment).replace("-", "_")
+
+    def build(self, found: Request, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
+        segment, params = found
+        name = self._tool_name(segment)
+        spelled = argument_names(reading.tool(name))
+        arguments: dict[str, Any] = {}
+        repeated: set[str] = set()
+        for raw_key, raw_value in params:
+            key = decode(raw_key)
+            value: Any = True if raw_value is None else decode(raw_value)
+            nested = _BRACKETS.fullmatch(key) if "[" in key else None
+            if nested is not None:
+                base = spelled.get(nested.group(1)) or nested.group(1).replace("-", "_")
+                if not _put_nested(arguments, base, _INDEX.findall(nested.group(2)), value):
+                    reading.note(f"{name}: {key} does not fit the other values given for {base}; it is left out")
+                continue
+            key = spelled.get(key) or key.replace("-", "_")
+            if key not in arguments:
+                arguments[key] = value
+            elif key in repeated:
+                arguments[key].append(value)
+            else:
+                reading.note(f"{name}: {key} is given more than once; its values are read as a list")
+                arguments[key] = [arguments[key], value]
+                repeated.add(key)
+        return [(name, arguments)]
+
+    def render_call(self, call: ToolCall) -> str:
+        body = call.name.lstrip("_")  # leading underscores stay: a kebab-case name starts with a letter
+        line = "POST /" + quote(call.name[:len(call.name) - len(body)] + body.replace("_", "-"), safe="",
+                                errors="surrogatepass")
+        query = "&".join(f"{quote_plus(key, safe='', errors='surrogatepass')}="
+                         f"{quote_plus(value_text(value), safe='', errors='surrogatepass')}"
                          for key, value in call.arguments.items())
         return f"{line}?{query}" if query else line
 

@@ -8,8 +8,9 @@ when that fails — a property test checks that both agree on strict JSON.  ``le
 
 ``bracket_groups`` (``balanced_spans``) finds bracket groups in untrusted text, quote-aware,
 in linear time at C speed (regular expressions without backtracking, ``str.count``,
-``itertools.accumulate``; no loop of Python over characters), and ``GrammarBudget`` bounds
-what the grammar reads of one reply (``Limits.reply_grammar_chars``).
+``itertools.accumulate``; no loop of Python over characters).  ``GrammarBudget`` and
+``strip_code_fence`` are :mod:`~toolform_rules.protocols.reading`'s, named here too for the
+modules that import them from here.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from ..grammar import GrammarFailure, Transformer, parse
-from ..limits import Limits
+from .reading import GrammarBudget, strip_code_fence
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'",
             "0": "\0"}
@@ -325,12 +326,12 @@ def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers
         else:
             yield begin, at, TOO_DEEP
             if any(text.find(ch, begin, at) >= 0 for ch in closers):  # else nothing inside it is complete
-                yield from _inner_groups(text, begin + 1, at, kind, max(1, min(_LEVELS, depth or 1)))
+                yield from inner_groups(text, begin + 1, at, kind, max(1, min(_LEVELS, depth or 1)))
         if not closed:
             return
 
 
-def _inner_groups(text: str, start: int, n: int, kind: Brackets, levels: int) -> Iterator[tuple[int, int, int]]:
+def inner_groups(text: str, start: int, n: int, kind: Brackets, levels: int) -> Iterator[tuple[int, int, int]]:
     """The outermost complete groups of at most ``levels`` levels in ``text[start:n]``.
 
     From each closing bracket on (found at C speed), only the last ``levels`` openers
@@ -338,6 +339,9 @@ def _inner_groups(text: str, start: int, n: int, kind: Brackets, levels: int) ->
     before anything closes), so the openers before those are passed by counting, and each
     of the others costs one try of ``group[levels]``: linear, whatever runs of brackets the
     text holds.
+
+    >>> list(inner_groups('[[[{"a": [1]} [2]', 1, 17, brackets("{[", "}]"), 2))
+    [(3, 13, 2), (14, 17, 2)]
     """
     group = kind.group[levels].match  # type: ignore[union-attr]
     to_closer, to_opener = kind.to_closer.match, kind.to_opener.match
@@ -381,14 +385,6 @@ def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: in
 
 
 _MISSING: Any = object()
-
-
-def fast_json(text: str) -> Any:
-    """``json.loads(text)``, or ``_MISSING`` when strict JSON does not read it."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return _MISSING
 
 
 def json_value(text: str) -> Any:
@@ -489,9 +485,27 @@ def lenient_json(text: str) -> Any:
     >>> lenient_json("{'a': yes}") is _MISSING
     True
     """
+    value = read_lenient(text)
+    return _MISSING if value is NOT_JSON else value
+
+
+#: What :func:`read_lenient` gives for a text holding a token ``json_values.lark`` has no terminal for.
+NOT_JSON: Any = object()
+
+
+def read_lenient(text: str) -> Any:
+    """:func:`lenient_json`, telling a text the grammar cannot read either (``NOT_JSON``: it holds a token
+    ``json_values.lark`` has no terminal for — a stray word or character, a quote that never closes)
+    from one the grammar may read (``_MISSING``: a comma after white space, a bracket out of place).
+
+    >>> read_lenient("{'a': yes}") is NOT_JSON, read_lenient("{'a': 1 ,}") is _MISSING
+    (True, True)
+    """
     try:
         strict = _LENIENT_TOKEN.sub(_strict_token, text)
-    except (_NotLenientJson, ValueError):
+    except _NotLenientJson:
+        return NOT_JSON
+    except ValueError:
         return _MISSING
     try:
         return _LENIENT_DECODER.decode(strict)
@@ -499,79 +513,6 @@ def lenient_json(text: str) -> Any:
         return _MISSING
 
 
-def reply_grammar_chars(limits: Limits) -> int:
-    """How many characters of one reply the grammar may read in all: ``limits.reply_grammar_chars``.
-
-    >>> reply_grammar_chars(Limits())
-    16384
-    """
-    return limits.reply_grammar_chars
-
-
-class GrammarBudget:
-    """How many more characters the grammar may read in one reply: :func:`reply_grammar_chars` in all.
-
-    The grammar (Lark, some microseconds a character) reads what the fast paths could not:
-    a malformed candidate, to say where it stops being the format, or a form only the grammar
-    takes (a placeholder, two values in one tag).  Each reply gets one budget; a candidate
-    past it is not given to the grammar, and its note says so.  Each run also counts
-    ``RUN_COST`` characters (its own fixed cost, some tens of microseconds).  So the grammar's
-    time on a reply is bounded whatever the reply holds, and a real call the fast paths read
-    is never refused for it.
-
-    >>> budget = GrammarBudget(100)
-    >>> budget.spend("g", "[1, 2]"); budget.left
-    30
-    >>> try:
-    ...     budget.spend("g", "[1, 2]")
-    ... except GrammarFailure as refused:
-    ...     print(refused.describe())
-    line 1, column 1: not given to the grammar: this reply's earlier candidates took the 100 characters it reads in
-    one reply (Limits.reply_grammar_chars)
-    """
-
-    #: what one run of the grammar costs besides its characters
-    RUN_COST = 64
-    __slots__ = ("total", "left")
-
-    def __init__(self, total: int) -> None:
-        self.total = self.left = total
-
-    @classmethod
-    def of(cls, limits: Limits) -> "GrammarBudget":
-        """The budget of one reply read under ``limits``."""
-        return cls(reply_grammar_chars(limits))
-
-    def spend(self, grammar: str, text: str) -> None:
-        """Take ``len(text) + RUN_COST``, or raise the :class:`GrammarFailure` that says why the grammar did not run."""
-        cost = len(text) + self.RUN_COST
-        if cost > self.total:
-            raise GrammarFailure(grammar, 1, 1, (), f"a candidate of {len(text)} characters that the fast readers "
-                                                     f"could not read, longer than the grammar reads in one reply "
-                                                     f"({self.total}, Limits.reply_grammar_chars)")
-        if cost > self.left:
-            raise GrammarFailure(grammar, 1, 1, (), f"not given to the grammar: this reply's earlier candidates took "
-                                                     f"the {self.total} characters it reads in one reply "
-                                                     f"(Limits.reply_grammar_chars)")
-        self.left -= cost
-
-
-def strip_code_fence(text: str) -> tuple[str, bool]:
-    r"""``text`` without one surrounding Markdown code fence (and whether there was one).
-
-    >>> strip_code_fence("```json\n{}\n```")
-    ('{}', True)
-    """
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and len(stripped) >= 6:
-        body = stripped[3:-3]
-        newline = body.find("\n")
-        if newline >= 0 and body[:newline].strip().isidentifier() or (newline >= 0 and not body[:newline].strip()):
-            body = body[newline + 1:]
-        return body.strip(), True
-    return stripped, False
-
-
-__all__ = ["GROUP", "INNER", "TOO_DEEP", "Brackets", "GrammarBudget", "JsonValues",
-           "balanced_spans", "bracket_groups", "brackets", "fast_json", "group_end", "json_value", "lenient_json",
-           "loads_lenient", "number", "reply_grammar_chars", "strip_code_fence", "unquote"]
+__all__ = ["GROUP", "INNER", "TOO_DEEP", "Brackets", "GrammarBudget", "JsonValues", "balanced_spans", "bracket_groups",
+           "brackets", "group_end", "inner_groups", "json_value", "lenient_json", "loads_lenient", "NOT_JSON", "number",
+           "read_lenient", "strip_code_fence", "unquote"]

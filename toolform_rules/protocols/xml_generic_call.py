@@ -8,11 +8,10 @@ is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its childre
 text, which the schema types back.  An argument whose name is not an XML name, or is one of
 the format's own tags, is written ``<arg name="...">``.
 
-Fast paths: replies in the rendered shape (tags exactly as written, no markup inside values)
-are read by three regular expressions; any other reply by one pass over its tokens, lexed in C
-as the grammar's contextual lexer lexes them and fed to the same tree transformer.  The grammar
-runs only on a reply that pass finds malformed, to say where it stops — on a bounded stretch
-(``Limits.reply_grammar_chars``), so a long hostile reply costs one linear pass.
+Fast paths (as in every tag format): replies in the rendered shape (tags exactly as written, no
+markup inside values) are read by three regular expressions; any other reply by one pass over its
+tokens, lexed in C as the grammar's contextual lexer lexes them and fed to the same transformer.
+The grammar runs only where that pass stops, on a bounded stretch (``Limits.reply_grammar_chars``).
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b c": "x & y"})])
@@ -33,16 +32,15 @@ runs only on a reply that pass finds malformed, to say where it stops — on a b
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import parse
-from .markup_family import (LineCounter, Stopped, TaggedReply, excerpt, grammar_stop_note, never_raises, tag_attribute,
-                            text_of, top_level_resumes, xml_escape, xml_text, xml_unescape)
-from .text_family import grammar_chars
+from .base import Extraction, ProtocolInfo, RawCall
+from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, excerpt, tag_attribute, text_of,
+                            top_level_resumes, xml_escape, xml_text, xml_unescape)
+from .reading import GrammarBudget
 
 RESERVED = frozenset({"call", "calls", "tool", "args", "arg"})
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -51,7 +49,7 @@ _RESERVED_TAG = re.compile(r"</?(?:calls?|tool|args)(?:[\s>/]|$)", re.I)
 _CANONICAL_CALL = re.compile(r"<call>\s*<tool>([^<]*)</tool>\s*<args>((?:\s*<([A-Za-z_][\w.-]*)>[^<]*</\3>)*)\s*"
                              r"</args>\s*</call>")
 _CANONICAL_ARGUMENT = re.compile(r"<([A-Za-z_][\w.-]*)>([^<]*)</\1>")
-_FENCE_ONLY = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
+_SPACE = re.compile(r"\s*")
 
 
 class _Element:
@@ -92,8 +90,6 @@ class XmlGenericTree(TaggedReply):
     def __init__(self) -> None:
         super().__init__()
         self.found: list[_Call] = []
-        self.prose: list[str] = []
-        self.notes: list[tuple[int, str]] = []
 
     def tool(self, items: list) -> tuple[str, str | None, int, bool, int]:
         text = next((str(t) for t in items[1:] if t.type == "VALUE_TEXT"), "")
@@ -168,7 +164,6 @@ class XmlGenericTree(TaggedReply):
         self.wrapper(items, "CALLS_CLOSE", "the <calls> element is not closed")
 
 
-
 def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
     if not element.children:
         raw = "".join(t for t, _ in element.texts).strip()
@@ -179,9 +174,7 @@ def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
             break
     if all(child.name == "item" for child in element.children):
         return [_value(child, notes) for child in element.children]
-    counts: dict[str, int] = {}
-    for child in element.children:
-        counts[child.name] = counts.get(child.name, 0) + 1
+    counts = Counter(child.name for child in element.children)
     out: dict[str, Any] = {}
     for child in element.children:
         value = _value(child, notes)
@@ -205,7 +198,7 @@ def _arguments(root: _Element, notes: list[tuple[int, str]]) -> dict[str, Any]:
     return arguments
 
 
-def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
+def _from_tree(tree: XmlGenericTree, text: str, budget: GrammarBudget | None = None) -> Extraction:
     calls: list[RawCall] = []
     notes: list[tuple[int, str]] = list(tree.notes)
     for call in tree.found:
@@ -215,21 +208,7 @@ def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
             continue
         arguments = _arguments(call.arguments, notes) if call.arguments is not None else {}
         calls.append(RawCall(call.name, arguments, (call.start, call.end)))
-    notes.sort(key=lambda note: note[0])
-    where = LineCounter(text)
-    words = tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes)
-    clean = not words
-    if not calls and not words:
-        words = ("no <call> element was found",)
-    compliant = bool(calls) and clean and _FENCE_ONLY.fullmatch(
-        "".join("".join(piece.split()) for piece in tree.prose)) is not None
-    return Extraction(tuple(calls), words, compliant)
-
-
-def _by_grammar(text: str) -> Extraction:
-    tree = XmlGenericTree()
-    tree.transform(parse("xml_generic_call", text))
-    return _from_tree(tree, text)
+    return tree.extraction(calls, notes, text, "no <call> element was found")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,17 +233,10 @@ _BRACKET = re.compile(r"[<>]")
 _FOLLOW_CALL = frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
 _TOP, _IN_CALLS = frozenset({_CALL_OPEN, _CALLS_OPEN}), frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
 (_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT, _K_ARGS, _K_ARGS_TEXT, _L_OPEN, _L_VALUE, _A) = range(9)
-_ALLOWED = {
-    _K_OPEN: _FOLLOW_CALL | {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE},
-    _K_TEXT: _FOLLOW_CALL | {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE},
-    _K_TOOL: _FOLLOW_CALL | {_ARGS_OPEN, _CALL_CLOSE},
-    _K_TOOL_TEXT: _FOLLOW_CALL | {_ARGS_OPEN, _CALL_CLOSE},
-    _K_ARGS: _FOLLOW_CALL | {_CALL_CLOSE},
-    _K_ARGS_TEXT: _FOLLOW_CALL | {_CALL_CLOSE},
-    _L_OPEN: _FOLLOW_CALL | {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE},
-    _L_VALUE: _FOLLOW_CALL | {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE},
-    _A: _FOLLOW_CALL | {_ARGS_CLOSE, _CALL_CLOSE},
-}
+_ALLOWED = {state: _FOLLOW_CALL | more for states, more in (
+    ((_K_OPEN, _K_TEXT), {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE}), ((_K_TOOL, _K_TOOL_TEXT), {_ARGS_OPEN, _CALL_CLOSE}),
+    ((_K_ARGS, _K_ARGS_TEXT), {_CALL_CLOSE}), ((_L_OPEN, _L_VALUE), {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE}),
+    ((_A,), {_ARGS_CLOSE, _CALL_CLOSE})) for state in states}
 
 
 class _Tok(str):
@@ -294,18 +266,12 @@ def _lex(text: str, pos: int, tags: frozenset[int], elements: bool, values: bool
             if element is not None:
                 kind = "TAG_EMPTY" if element.group(1) else "TAG_CLOSE" if element.group(2) else "TAG_OPEN"
                 return kind, 0, element.end()
-        if values and _VALUE_STOP.match(text, pos) is None:
-            stop = _VALUE_STOP.search(text, pos + 1)
-            return "VALUE_TEXT", 0, stop.start() if stop is not None else len(text)
-        if _TEXT_STOP.match(text, pos) is not None:
-            return "", 0, pos
-        stop = _TEXT_STOP.search(text, pos + 1)
-        return "TEXT", 0, stop.start() if stop is not None else len(text)
-    if values:
-        stop = _VALUE_STOP.search(text, pos + 1)
-        return "VALUE_TEXT", 0, stop.start() if stop is not None else len(text)
-    stop = _TEXT_STOP.search(text, pos + 1)
-    return "TEXT", 0, stop.start() if stop is not None else len(text)
+        if not values or _VALUE_STOP.match(text, pos) is not None:  # no VALUE_TEXT here: TEXT, if anything
+            if _TEXT_STOP.match(text, pos) is not None:
+                return "", 0, pos
+            values = False
+    stop = (_VALUE_STOP if values else _TEXT_STOP).search(text, pos + 1)
+    return "VALUE_TEXT" if values else "TEXT", 0, stop.start() if stop is not None else len(text)
 
 
 def _scan_or_stop(text: str) -> XmlGenericTree | Stopped:
@@ -364,13 +330,9 @@ def _scan_or_stop(text: str) -> XmlGenericTree | Stopped:
             break
         token = _tok(kind, text, pos, end)
         if call is not None and part is not None:  # in <tool> or <args>
-            if state == _A and (kind[:4] == "TAG_" or kind == "VALUE_TEXT"):
+            if (state == _A and kind[:4] == "TAG_") or (kind == "VALUE_TEXT" and state in (_A, _L_OPEN)):
                 part.append(token)
-                pos = end
-                continue
-            if state == _L_OPEN and kind == "VALUE_TEXT":
-                part.append(token)
-                state = _L_VALUE
+                state = _L_VALUE if state == _L_OPEN else state
                 pos = end
                 continue
             if tag == _TOOL_CLOSE or tag == _ARGS_CLOSE:
@@ -434,21 +396,11 @@ def _scan_or_stop(text: str) -> XmlGenericTree | Stopped:
     return tree
 
 
-def _scan(text: str) -> XmlGenericTree | None:
-    """:func:`_scan_or_stop`, ``None`` where the grammar stops."""
-    found = _scan_or_stop(text)
-    return None if isinstance(found, Stopped) else found
-
-
 def _canonical(text: str) -> Extraction | None:
     """Replies in the rendered shape: a row of <call> elements with plain-text arguments."""
-    start = text.find("<call>")
-    if start < 0:
-        return None
+    start = pos = text.find("<call>")
     calls: list[RawCall] = []
-    pos = start
-    n = len(text)
-    while True:
+    while pos >= 0:
         found = _CANONICAL_CALL.match(text, pos)
         if found is None:
             break
@@ -460,19 +412,10 @@ def _canonical(text: str) -> Extraction | None:
             arguments[key] = xml_unescape(raw) if "&" in raw else raw
         name = found.group(1).strip()
         calls.append(RawCall(xml_unescape(name) if "&" in name else name, arguments, found.span()))
-        pos = found.end()
-        while pos < n and text[pos].isspace():
-            pos += 1
+        pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
         if not text.startswith("<call>", pos):
             break
-    if not calls:
-        return None
-    before, after = text[:start], text[calls[-1].span[1]:]  # type: ignore[index]
-    if ("<" in before and _RESERVED_TAG.search(before)) or ("<" in after and _RESERVED_TAG.search(after)):
-        return None
-    outside = before + after
-    compliant = not outside or outside.isspace() or _FENCE_ONLY.fullmatch("".join(outside.split())) is not None
-    return Extraction(tuple(calls), (), compliant)
+    return canonical_reply(text, start, calls[-1].span[1], calls, _RESERVED_TAG) if calls else None  # type: ignore[index]
 
 
 def _argument_element(key: str, value: Any, indent: str) -> str:
@@ -482,40 +425,18 @@ def _argument_element(key: str, value: Any, indent: str) -> str:
     return f'{indent}<arg name="{xml_escape(key, attribute=True)}">{body}</arg>'
 
 
-class XmlGenericCall(Protocol):
-    info = ProtocolInfo(
-        id="xml_generic_call",
-        name="<call><tool>..</tool><args>..</args></call>",
-        description="A <call> element per call: the tool in <tool>, each argument an element named after it in "
-                    "<args>; values are text.",
-        parallel=True,
-        text_values=True,
-    )
-
-    @never_raises
-    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        if not isinstance(text, str):
-            return Extraction((), ("the reply is not text",), False)
-        fast = _canonical(text)
-        if fast is not None:
-            return fast
-        scanned = _scan_or_stop(text)
-        if isinstance(scanned, Stopped):
-            return grammar_stop_note(text, scanned, _by_grammar, limit=grammar_chars(limits), what="the XML",
-                                     too_deep="the XML is nested too deeply to read")
-        try:
-            return _from_tree(scanned, text)
-        except RecursionError:  # argument elements nested deeper than Python's stack
-            return Extraction((), ("the XML is nested too deeply to read",), False)
+class XmlGenericCall(TagFormat):
+    info = ProtocolInfo(id="xml_generic_call", name="<call><tool>..</tool><args>..</args></call>", text_values=True,
+                        description="A <call> element per call: the tool in <tool>, each argument an element named "
+                                    "after it in <args>; values are text.")
+    markup = "the XML"
+    tree, canonical, scan, extraction = XmlGenericTree, staticmethod(_canonical), staticmethod(_scan_or_stop), \
+        staticmethod(_from_tree)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        blocks = []
-        for call in calls:
-            lines = ["<call>", f"  <tool>{xml_text(call.name)}</tool>", "  <args>"]
-            lines.extend(_argument_element(key, value, "    ") for key, value in call.arguments.items())
-            lines += ["  </args>", "</call>"]
-            blocks.append("\n".join(lines))
-        return "\n".join(blocks)
+        return "\n".join("\n".join(["<call>", f"  <tool>{xml_text(call.name)}</tool>", "  <args>",
+                                    *(_argument_element(key, value, "    ") for key, value in call.arguments.items()),
+                                    "  </args>", "</call>"]) for call in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Reply with XML only: one <call> element per call. Inside it, put the tool's name in <tool> and "

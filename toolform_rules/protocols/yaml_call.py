@@ -9,12 +9,15 @@ or after prose.
 Plain scalars are typed by YAML 1.2's core schema (``true``/``True``, ``null``/``~``,
 integers in base 10, 8 (``0o``) and 16 (``0x``), floats with ``1e-07`` and ``.inf``), plus
 Python's ``None``; keys are always text.  ``yes``/``no``, dates and ``010`` stay strings,
-where PyYAML's YAML 1.1 rules would turn them into booleans, dates and octal.
+where PyYAML's YAML 1.1 rules would turn them into booleans, dates and octal.  Prose on the
+line of the first ``name:`` ("Sure! name: f", an ``arguments:`` line after it) is skipped; a
+last value followed by words ("term_months: 601 Done.") is cut where a sentence starts when the
+tool's schema types the parameter (601, an integer), and a note says what was left.
 
-Fast path: libyaml (``yaml.CSafeLoader``'s parser) reads the document into events, and this
-module builds the values from them with the same typing rules; a document with anchors,
-aliases or tags, or that libyaml refuses, goes to the grammar.  Nothing is ever constructed
-from a tag, so no loader can run code.
+Fast paths: the rendered shape is read by regular expressions and ``json``; other documents by
+libyaml (``yaml.CSafeLoader``'s parser), whose events this module builds into values with the
+same typing rules; a document with anchors, aliases or tags, or that libyaml refuses, goes to
+the grammar.  Nothing is ever constructed from a tag, so no loader can run code.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "x: y", "c": {"d": [True, None]}})])
@@ -30,7 +33,6 @@ arguments:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any, Iterable, Sequence
@@ -38,12 +40,14 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import GrammarFailure, Token, Transformer, Tree, parse
+from ..limits import Limits
+from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..grammar import GrammarFailure, Token, Transformer, Tree, parse
-from .markup_family import LineCounter, calls_from_document, fenced_blocks, never_raises, shifted
-from .text_family import grammar_chars
+from .markup_family import (STRICT_JSON, UNREAD, LineCounter, calls_from_document, excerpt, fenced_blocks, flow_text,
+                            only_fences, read_document, tool_of, unescape)
+from .reading import GrammarBudget
 
 # ---------------------------------------------------------------------------------------------
 # typing plain scalars (both readers)
@@ -132,27 +136,9 @@ def yaml_flow(value: Any, top: bool = False) -> str:
     >>> yaml_flow({"a": [1.5, float("-inf"), None, False], "b": {}})
     '{"a": [1.5, -.inf, null, false], "b": {}}'
     """
-    if isinstance(value, str):
-        return yaml_string(value)
-    if value is True:
-        return "True" if top else "true"
-    if value is False:
-        return "False" if top else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return repr(value)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{yaml_string(str(k))}: {yaml_flow(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_flow(v) for v in value) + "]"
-    return yaml_string(str(value))
+    if top and isinstance(value, bool):
+        return "True" if value else "False"
+    return flow_text(value, yaml_string, yaml_string, ": ", nan=".nan", inf=".inf")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,120 +218,77 @@ def _build(get_event: Any) -> Any:
 _NO_KEY = object()
 
 
-def _by_libyaml(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when libyaml reads ``text`` as a plain document, else ``(False, None)``."""
+def _by_libyaml(text: str) -> Any:
+    """The document when libyaml reads ``text`` as a plain document, else :data:`UNREAD`."""
     try:
-        return True, _from_events(text)
+        return _from_events(text)
     except (yaml.YAMLError, _NotPlain, RecursionError, ValueError, TypeError):
-        return False, None
+        return UNREAD
 
 
 # ---------------------------------------------------------------------------------------------
 # reading: the rendered shape
 
 # a double-quoted scalar that reads the same as a JSON string (printable characters, JSON's escapes)
-_JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]++'
-                          r'|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*+"')
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_JSON_STRING = (r'"(?:[^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]++'
+                r'|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*+"')
+# a key, and a value, that read the same in YAML and in JSON (a plain key, a JSON string; a JSON number,
+# true/false/null as YAML writes them, a flow collection — JSON's, or json refuses it)
+_KEY = rf"[A-Za-z_][A-Za-z0-9_.-]*+|{_JSON_STRING}"
+_VALUE = rf"(?:{_JSON_STRING}|-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?|[Tt]rue|[Ff]alse|null|[{{\[][^\n]*+)"
+# a call as the renderer writes it: ``name:``, ``arguments:`` and one ``key: value`` line an argument
+# (indented two more in a list item); groups: the item's dash, the name, ``{}``, the argument lines
+_CALL = re.compile(rf"(- )?name: ({_KEY})\n(?(1)  )arguments:( \{{\}})?((?:\n(?(1)  )  (?:{_KEY}): {_VALUE}(?=\n|\Z))*+)")
+# an argument line: its key (plain or a JSON string) and, after it, its value
+_LINE_KEY = re.compile(rf'\n +(?:([A-Za-z_][A-Za-z0-9_.-]*+)|({_JSON_STRING})): ')
 # characters YAML reads differently from JSON inside a flow collection (line breaks, unprintables)
 _FLOW_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
-_WORDS = {"true": "true", "True": "true", "false": "false", "False": "false", "null": "null"}
+_WORDS = {"True": "true", "False": "false"}
 
 
-def _reject(name: str) -> Any:
-    raise ValueError(name)
+def _call_json(found: re.Match[str]) -> str | None:
+    """A call ``_CALL`` matched, as JSON text (the same value), or ``None`` when YAML reads it otherwise."""
+    name, empty, lines = found.group(2, 3, 4)
+    if name[0] != '"':
+        if not isinstance(resolve(name), str):  # (True, null: not a name)
+            return None
+        name = '"' + name + '"'
+    if empty or not lines:  # "arguments: {}"; "arguments:" and nothing under it: null
+        return None if lines else '{"name": ' + name + ', "arguments": ' + ("{}" if empty else "null") + "}"
+    if (("{" in lines or "[" in lines) and _FLOW_UNSAFE.search(lines)) or (
+            "\\u" in lines and _SURROGATE_ESCAPE.search(lines)):
+        return None
+    parts = _LINE_KEY.split(lines)
+    keys = map('"{}"'.format, parts[1::3]) if not any(parts[2::3]) else [
+        quoted or '"' + plain + '"' for plain, quoted in zip(parts[1::3], parts[2::3])]
+    values = parts[3::3]
+    return ('{"name": ' + name + ', "arguments": {' + ", ".join(map("{}: {}".format, keys, map(_WORDS.get, values, values)))
+            + "}}")
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict:
-    table = dict(pairs)
-    if len(table) != len(pairs):
-        raise ValueError("a key is given twice")
-    return table
-
-
-_JSON = json.JSONDecoder(parse_constant=_reject, object_pairs_hook=_unique)
-
-
-def _json_scalar(text: str) -> str | None:
-    """A value written in the rendered shape, as JSON text (the same value), or ``None``."""
-    word = _WORDS.get(text)
-    if word is not None:
-        return word
-    head = text[:1]
-    if head == '"':
-        return text if _JSON_STRING.fullmatch(text) else None
-    if head == "{" or head == "[":
-        unsafe = _FLOW_UNSAFE.search(text) or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
-        return None if unsafe else text
-    return text if _JSON_NUMBER.fullmatch(text) else None
-
-
-def _json_key(text: str) -> str | None:
-    if _PLAIN_SAFE.fullmatch(text):
-        return '"' + text + '"'
-    return text if text[:1] == '"' and _JSON_STRING.fullmatch(text) else None
-
-
-def _canonical(body: str) -> tuple[bool, Any]:
+def _canonical(body: str) -> Any:
     """The rendered shape (``name:``, ``arguments:`` and one ``key: value`` line each, or a list of those),
-    rewritten as one JSON text and read by ``json``: ``(True, value)``, or ``(False, None)`` for anything else.
+    rewritten as one JSON text and read by ``json``; :data:`UNREAD` for anything else.
     """
-    lines = body.rstrip("\n").split("\n")
-    listed = lines[0].startswith("- ")
-    pad = "  " if listed else ""
-    out: list[str] = ["["] if listed else []
-    i = 0
-    n = len(lines)
-    first_call = True
-    while i < n:
-        line = lines[i]
-        if listed:
-            if not line.startswith("- name: "):
-                return False, None
-            name = line[8:]
-        elif i == 0 and line.startswith("name: "):
-            name = line[6:]
-        else:
-            return False, None
-        key = _json_key(name) if name[:1] == '"' else ('"' + name + '"' if _PLAIN_SAFE.fullmatch(name)
-                                                        and isinstance(resolve(name), str) else None)
-        if key is None:
-            return False, None
-        out.append(("{" if first_call else ", {") + '"name": ' + key)
-        first_call = False
-        i += 1
-        if i < n and lines[i] == pad + "arguments: {}":
-            out.append(', "arguments": {}}')
-            i += 1
-            continue
-        if i < n and lines[i] == pad + "arguments:":
-            out.append(', "arguments": {')
-            i += 1
-            inner = pad + "  "
-            first = True
-            while i < n and lines[i].startswith(inner) and lines[i][len(inner):len(inner) + 1] not in (" ", ""):
-                key_text, colon, value_text = lines[i][len(inner):].partition(": ")
-                if not colon:
-                    return False, None
-                json_key = _json_key(key_text)
-                json_value = _json_scalar(value_text)
-                if json_key is None or json_value is None:
-                    return False, None
-                out.append(("" if first else ", ") + json_key + ": " + json_value)
-                first = False
-                i += 1
-            out.append("}}" if not first else "")
-            if first:  # "arguments:" and nothing under it: null, as YAML has it
-                out[-2] = ', "arguments": null}'
-            continue
-        out.append("}")
-    if listed:
-        out.append("]")
+    calls: list[str] = []
+    pos, n, listed = 0, len(body.rstrip("\n")), body[:2] == "- "
+    while True:
+        found = _CALL.match(body, pos)
+        call = _call_json(found) if found is not None and (found.group(1) is not None) == listed else None
+        if call is None:
+            return UNREAD
+        calls.append(call)
+        pos = found.end()  # type: ignore[union-attr]
+        if pos >= n or not listed or not body.startswith("\n- name: ", pos):
+            break
+        pos += 1
+    if pos < n:
+        return UNREAD
     try:
-        return True, _JSON.decode("".join(out))
+        return STRICT_JSON.decode("[" + ", ".join(calls) + "]" if listed else calls[0])
     except (ValueError, RecursionError):
-        return False, None
+        return UNREAD
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +297,7 @@ def _canonical(body: str) -> tuple[bool, Any]:
 _YAML_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
                  "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
                  "L": "\u2028", "P": "\u2029"}
+_WIDTHS = {"x": 2, "u": 4, "U": 8}
 
 
 def yaml_unescape(body: str) -> str:
@@ -362,29 +306,7 @@ def yaml_unescape(body: str) -> str:
     >>> yaml_unescape('a\\\\"b\\\\x41\\\\u00e9\\\\L')
     'a"bAé\\u2028'
     """
-    if "\\" not in body:
-        return body
-    out: list[str] = []
-    i = 0
-    n = len(body)
-    while i < n:
-        ch = body[i]
-        if ch != "\\" or i + 1 == n:
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        width = {"x": 2, "u": 4, "U": 8}.get(nxt)
-        if width is not None:
-            try:
-                out.append(chr(int(body[i + 2:i + 2 + width], 16)))
-                i += 2 + width
-                continue
-            except ValueError:
-                pass
-        out.append(_YAML_ESCAPES.get(nxt, nxt))
-        i += 2
-    return "".join(out)
+    return unescape(body, _YAML_ESCAPES, _WIDTHS)
 
 
 class _Line:
@@ -732,15 +654,23 @@ _NAME_KEY = re.compile(r"(?i)(?:name|tool|tool_name|function)[ \t]*:(?=[ \t]|$)"
 _NEXT_CALL_LINE = re.compile(r"\n(?i:(?:- +)?(?:name|tool|tool_name|function|calls?|tool_calls?)[ \t]*:)(?=[ \t]|\n|\Z)")
 
 
+# prose, then on the same line a name and on the next line the arguments ("Sure! name: f\narguments:")
+_LEAD_IN = re.compile(r"(?i)[.!?:][ \t]+(?=(?:name|tool|tool_name|function)[ \t]*:[ \t][^\n]*\n"
+                      r"(?:arguments|args|parameters|input)[ \t]*:)")
+
+
 def _first_call_line(text: str, start: int, end: int) -> int:
-    """Where the first line of ``text[start:end]`` (split at line feeds) that ``_CALL_START`` takes starts, or -1."""
+    """Where the first line of ``text[start:end]`` (split at line feeds) that ``_CALL_START`` takes starts, or
+    where a call starts after prose on an earlier line (``_LEAD_IN``), or -1."""
     first_end = text.find("\n", start, end)
     if first_end < 0:
         first_end = end
     if _CALL_START.match(text, start, first_end) is not None:
         return start
     found = _NEXT_CALL_LINE.search(text, first_end, end)
-    return found.start() + 1 if found is not None else -1
+    line = found.start() + 1 if found is not None else end
+    lead_in = _LEAD_IN.search(text, start, line)
+    return lead_in.end() if lead_in is not None else line if found is not None else -1
 
 
 def _documents(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -788,69 +718,67 @@ def _documents(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(s, e + 1 if e < end and text[e] == "\n" else e) for s, e in documents if text[s:e].strip()]
 
 
-_FENCE_ONLY = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
+_NEXT_LINE = re.compile(r"\n(?:[ \t]*\n)*+([^\n]*)")
+
+
+def _prose_after(text: str, end: int) -> bool:
+    """Whether nothing but prose follows a document that ends at ``end`` (:func:`_documents` would end it there)."""
+    found = _NEXT_LINE.match(text, end)
+    if found is None:
+        return end == len(text)
+    line = found.group(1)
+    stripped = line.strip()
+    return not stripped or not (stripped in ("---", "...") or stripped[0] == "#" or line[0] in " \t-" or
+                                _TOP_KEY.match(line))
+
+
+def _rendered_reply(text: str) -> Extraction | None:
+    """A reply holding one call in the rendered shape, prose around it: its call read by :func:`_call_json` (and
+    ``json``) straight from the reply; ``None`` for any other reply."""
+    start = _first_call_line(text, 0, len(text)) if "```" not in text else -1
+    found = _CALL.match(text, start) if start >= 0 and text.startswith("name: ", start) else None
+    call = _call_json(found) if found is not None and _prose_after(text, found.end()) else None
+    try:
+        document = STRICT_JSON.decode(call) if call is not None else None
+    except (ValueError, RecursionError):
+        return None
+    if document is None:
+        return None
+    end = found.end() + (text[found.end():found.end() + 1] == "\n")  # type: ignore[union-attr]
+    return Extraction((RawCall(document["name"], document["arguments"] or {}, (start, end)),), (),
+                      _only_fences(text[:start] + text[end:]))
+
+
+def _only_fences(outside: str) -> bool:
+    """Whether the reply around the documents is only white space, fence marks and ``---``."""
+    return only_fences(outside) or ("-" in outside and only_fences("".join(outside.split()).replace("---", "")))
+
+
+def _cut_at_a_sentence(name: str, arguments: dict[str, Any], body: str, tools: Toolset | None) -> str | None:
+    """A last value written with words after it ("601 Done.": libyaml reads a string) cut where a sentence
+    starts, when the tool's schema types its parameter (not as text) and the value's first word is of that
+    type; the words left out, or ``None``."""
+    key, value = next(reversed(arguments.items()), (None, None))
+    if not isinstance(key, str) or not isinstance(value, str) or " " not in value or not body.rstrip().endswith(value):
+        return None
+    word, _, words = value.partition(" ")
+    tool = tool_of(tools, name)
+    schema = next((p.schema for p in tool.parameters.properties if canonical_name(p.name) == canonical_name(key)),
+                  None) if tool is not None else None
+    if schema is None or not words[:1].isalpha() or not schema.types or "string" in schema.types:
+        return None
+    typed = resolve(word)
+    kind = {bool: "boolean", int: "integer", float: "number", type(None): "null"}.get(type(typed))
+    if kind is None or not (kind in schema.types or (kind == "integer" and "number" in schema.types)):
+        return None
+    arguments[key] = typed
+    return words
 
 
 class YamlCall(Protocol):
-    info = ProtocolInfo(
-        id="yaml_call",
-        name="YAML call block",
-        description="The call as a small YAML document: a name key and an arguments mapping; several calls as "
-                    "a YAML list.",
-        parallel=True,
-    )
-
-    @never_raises
-    def parse(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
-        if not isinstance(text, str):
-            return Extraction((), ("the reply is not text",), False)
-        regions: list[tuple[int, int]] = []
-        if "```" in text:
-            for start, end, language in fenced_blocks(text, limit=20):
-                if language.lower() in ("yaml", "yml", ""):
-                    regions.append((start, end))
-        if not regions:
-            regions = [(0, len(text))]
-        documents = [doc for start, end in regions for doc in _documents(text, start, end)]
-        if not documents:
-            return Extraction((), ("no YAML naming a tool (a name: key) was found",), False)
-        calls: list[RawCall] = []
-        notes: list[str] = []
-        budget = grammar_chars(limits)  # what the grammar may read of this reply, in all
-        line_of = LineCounter(text)
-        for start, end in documents[:100]:
-            body = text[start:end]
-            ok, document = _canonical(body)
-            if not ok:
-                ok, document = _by_libyaml(body)
-            if not ok:
-                if len(body) > budget:
-                    notes.append(f"a YAML document of {len(body)} characters that libyaml does not read was not read "
-                                 f"(the grammar reads at most {grammar_chars(limits)} characters of a reply)")
-                    continue
-                budget -= len(body)
-                try:
-                    document, problems = _by_grammar(body)
-                except GrammarFailure as failure:
-                    where = shifted(failure, text, start)
-                    notes.append(f"the YAML could not be read: {where.describe()}")
-                    continue
-                except RecursionError:
-                    notes.append("the YAML is nested too deeply to read")
-                    continue
-                line0 = line_of(start)[0] - 1
-                notes.extend(_relined(problem, line0) for problem in problems)
-            found = calls_from_document(document)
-            if not found:
-                notes.append("line {}: the YAML names no tool".format(line_of(start)[0]))
-                continue
-            calls.extend(RawCall(name, arguments, (start, end)) for name, arguments in found)
-        covered = sorted(documents)
-        outside = text[:covered[0][0]] + "".join(text[a[1]:b[0]] for a, b in zip(covered, covered[1:])) + \
-            text[covered[-1][1]:]
-        between = "".join(outside.split())
-        compliant = bool(calls) and not notes and _FENCE_ONLY.fullmatch(between.replace("---", "")) is not None
-        return Extraction(tuple(calls), tuple(notes), compliant)
+    info = ProtocolInfo(id="yaml_call", name="YAML call block",
+                        description="The call as a small YAML document: a name key and an arguments mapping; several "
+                                    "calls as a YAML list.")
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         if len(calls) == 1:
@@ -866,6 +794,46 @@ class YamlCall(Protocol):
         lines.extend(f"{indent}  {yaml_key(str(key))}: {yaml_flow(value, top=True)}"
                      for key, value in call.arguments.items())
         return "\n".join(lines)
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        fast = _rendered_reply(text)
+        if fast is not None:
+            return fast
+        regions: list[tuple[int, int]] = []
+        if "```" in text:
+            regions = [(start, end) for start, end, language in fenced_blocks(text, limit=20)
+                       if language.lower() in ("yaml", "yml", "")]
+        documents = [doc for start, end in regions or [(0, len(text))] for doc in _documents(text, start, end)]
+        if not documents:
+            return Extraction((), ("no YAML naming a tool (a name: key) was found",), False)
+        calls: list[RawCall] = []
+        notes: list[str] = []
+        budget = GrammarBudget.of(limits)
+        line_of = LineCounter(text)
+        for start, end in documents[:100]:
+            found = read_document(text, start, end, (_canonical, _by_libyaml), _by_grammar, budget, "yaml_call",
+                                  "the YAML")
+            if isinstance(found, str):
+                notes.append(found)
+                continue
+            document, problems = found
+            if problems:
+                line0 = line_of(start)[0] - 1
+                notes.extend(_relined(problem, line0) for problem in problems)
+            read = calls_from_document(document)
+            if not read:
+                notes.append("line {}: the YAML names no tool".format(line_of(start)[0]))
+                continue
+            for name, arguments in read:
+                words = _cut_at_a_sentence(name, arguments, text[start:end], tools)
+                if words is not None:
+                    notes.append(f"words after the YAML were ignored: {excerpt(words)}")
+                calls.append(RawCall(name, arguments, (start, end)))
+        covered = sorted(documents)
+        outside = text[:covered[0][0]] + "".join(text[a[1]:b[0]] for a, b in zip(covered, covered[1:])) + \
+            text[covered[-1][1]:]
+        compliant = bool(calls) and not notes and _only_fences(outside)
+        return Extraction(tuple(calls), tuple(notes), compliant)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Reply with YAML only: a name: line with the tool's name, then arguments: with one indented "
