@@ -2,10 +2,10 @@
 
 Three kinds of test:
 
-* a coarse guard against super-linear blow-up: every protocol of the two families reads a 1 MB
-  reply of each hostile shape in under 2 s (the target is 0.25 s; the bound is generous, 8×, for a
-  loaded CI machine — the one kind of timing assertion the suite allows), and a real call after
-  500 KB of that shape is still found;
+* linear cost: for every protocol of the two families, a 1 MB reply of each hostile shape costs
+  at most a small multiple of ten times the same shape's 100 KB (``support.growth``: a ratio of
+  the process's CPU time, never a speed — ``bench/hostile.py`` measures that), and a real call
+  after 500 KB of that shape is still found;
 * the fast readers that replace a character loop (regular expressions written to run in C,
   candidate lines found by a pattern, the sentence finder) read exactly what the slow ones did —
   the old algorithms are kept here as oracles;
@@ -16,12 +16,12 @@ Three kinds of test:
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.growth import assert_grows_linearly
 from toolform_rules import ToolCall, sample_toolset
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols import get_protocol
@@ -37,7 +37,6 @@ SHAPES = ("prose", "key_value", "open_brackets", "open_tags", "call_like", "huge
 TOOLS = sample_toolset()
 CALL = ToolCall("legal_draft_v3", {"counterparty": "Acme Ltd", "value": 5, "term_months": 12})
 MB = 1_000_000
-BOUND = 2.0  # seconds for 1 MB: 8× the 0.25 s target
 
 
 def hostile(shape: str, size: int, protocol_id: str) -> str:
@@ -60,13 +59,9 @@ def hostile(shape: str, size: int, protocol_id: str) -> str:
 @pytest.mark.parametrize("protocol_id", PROTOCOLS)
 def test_a_megabyte_of_each_hostile_shape_is_read_in_linear_time(protocol_id: str) -> None:
     protocol = get_protocol(protocol_id)
-    protocol.parse("warm up", TOOLS)
     for shape in SHAPES:
-        text = hostile(shape, MB, protocol_id)
-        started = time.perf_counter()
-        extraction = protocol.parse(text, TOOLS)
-        elapsed = time.perf_counter() - started
-        assert elapsed < BOUND, (protocol_id, shape, elapsed)
+        extraction = assert_grows_linearly(lambda text: protocol.parse(text, TOOLS),
+                                           lambda size: hostile(shape, size, protocol_id), context=(protocol_id, shape))
         assert not any("internal error" in note for note in extraction.notes), (protocol_id, shape)
 
 
@@ -93,11 +88,9 @@ LEAD_INS = {"marks on one line": "Sure! so. legal_draft_v3 x: ",
 def test_a_megabyte_of_lead_ins_is_read_in_linear_time(protocol_id: str) -> None:
     protocol = get_protocol(protocol_id)
     for shape, unit in LEAD_INS.items():
-        text = (unit * (MB // len(unit) + 1))[:MB]
-        started = time.perf_counter()
-        extraction = protocol.parse(text, TOOLS)
-        elapsed = time.perf_counter() - started
-        assert elapsed < BOUND, (protocol_id, shape, elapsed)
+        extraction = assert_grows_linearly(lambda text: protocol.parse(text, TOOLS),
+                                           lambda size: (unit * (size // len(unit) + 1))[:size],
+                                           context=(protocol_id, shape))
         assert not any("internal error" in note for note in extraction.notes), (protocol_id, shape)
 
 
