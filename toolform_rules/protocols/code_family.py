@@ -727,6 +727,48 @@ def plain_list_at(text: str, pos: int, end: int, tail: Pattern[str] | None = Non
             return None
 
 
+def calls_making_up(text: str, read_at: Callable[[str, int], "tuple[CallSyntax, int] | None"],
+                    space: Pattern[str], start: int = 0) -> list[CallSyntax] | None:
+    """The calls making up all of ``text`` from ``start``, each read by ``read_at(text, pos)``
+    (the call and where it ends, or ``None``) and spanned, ``space`` between them; ``None``
+    unless every piece is a call (and there is one).
+
+    >>> calls_making_up("f(a=1) g(b=2)", lambda t, p: plain_call_at(t, p, t.index("(", p), len(t)),
+    ...                 re.compile(r" *"))
+    [CallSyntax('f', [('a', 1)], bare=[]), CallSyntax('g', [('b', 2)], bare=[])]
+    """
+    calls: list[CallSyntax] = []
+    pos = start
+    while pos < len(text):
+        one = read_at(text, pos)
+        if one is None:
+            return None
+        one[0].span = (pos, one[1])
+        calls.append(one[0])
+        pos = space.match(text, one[1]).end()  # type: ignore[union-attr]  # matches everywhere
+    return calls or None
+
+
+def scalar_literal(value: Any) -> str | None:
+    """A string, boolean, null or number as JSON writes it (a number not finite as a string,
+    which no syntax of the family has a literal for); ``None`` for other values.
+
+    >>> [scalar_literal(v) for v in ("a b", True, None, 7, 2.5, float("inf"), [1])]
+    ['"a b"', 'true', 'null', '7', '2.5', '"inf"', None]
+    """
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(float(value)) if math.isfinite(value) else json.dumps(repr(value))
+    return None
+
+
 def plain_calls(text: str, shape: str) -> list[CallSyntax] | None:
     """The calls ``text`` holds in the plain form, spans set; ``None`` outside it.
 

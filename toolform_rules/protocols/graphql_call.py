@@ -18,7 +18,6 @@ key is not a name; enum words (``status: DRAFT``) are read as text.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Iterable, Sequence
 
@@ -26,7 +25,7 @@ from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
 from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, Reject,
-                          call_names, json_number)
+                          call_names, json_number, scalar_literal)
 from .values import unquote
 
 OPERATION_WORDS = frozenset({"mutation", "query", "subscription"})
@@ -346,16 +345,9 @@ def gql_literal(value: Any) -> str:
     >>> gql_literal({"status": "draft", "tags": ["a", 1, None], "x y": True})
     '{status: "draft", tags: ["a", 1, null], "x y": true}'
     """
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(int(value))
-    if isinstance(value, float):
-        return repr(float(value)) if math.isfinite(value) else json.dumps(repr(value))
+    scalar = scalar_literal(value)
+    if scalar is not None:
+        return scalar
     if isinstance(value, dict):
         return "{" + ", ".join(f"{gql_key(k)}: {gql_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):

@@ -17,14 +17,14 @@ toolset, candidates in running text count only when their head names one of its 
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, call_names)
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, call_names,
+                          calls_making_up, scalar_literal)
 from .values import unquote
 
 _SYMBOL_CHARS = r"[\w.\-*/!?<>=$%&+]"
@@ -167,16 +167,7 @@ def fast_sexprs(text: str) -> list[CallSyntax] | None:
     >>> fast_sexprs('(f :a [1, 2] :b {"k": "v"} :c nil :d red)')
     [CallSyntax('f', [('a', [1, 2]), ('b', {'k': 'v'}), ('c', None), ('d', 'red')], bare=['red'])]
     """
-    calls: list[CallSyntax] = []
-    pos = _FAST_SPACE.match(text).end()
-    while pos < len(text):
-        one = fast_sexpr_at(text, pos)
-        if one is None:
-            return None
-        one[0].span = (pos, one[1])
-        calls.append(one[0])
-        pos = _FAST_SPACE.match(text, one[1]).end()
-    return calls or None
+    return calls_making_up(text, fast_sexpr_at, _FAST_SPACE, _FAST_SPACE.match(text).end())
 
 
 def sexpr_literal(value: Any) -> str:
@@ -185,16 +176,9 @@ def sexpr_literal(value: Any) -> str:
     >>> sexpr_literal('say "hi"'), sexpr_literal(None), sexpr_literal({"k": [1, True]})
     ('"say \\\\"hi\\\\""', 'null', '{"k": [1, true]}')
     """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(int(value))
-    if isinstance(value, float):
-        return repr(float(value)) if math.isfinite(value) else json.dumps(repr(value))
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    scalar = scalar_literal(value)
+    if scalar is not None:
+        return scalar
     if isinstance(value, tuple):
         value = list(value)
     try:

@@ -25,7 +25,7 @@ from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
 from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Pair, Quoting, Reader, Reject, call_names,
-                          json_number)
+                          calls_making_up, json_number)
 from .values import unquote
 
 #: where a statement starts: SELECT/CALL, an optional "* FROM", the function's name and "("
@@ -203,16 +203,7 @@ def fast_statement(text: str) -> CallSyntax | None:
 
 def fast_statements(text: str) -> list[CallSyntax] | None:
     """The statements making up all of ``text``, each with its span (``None`` unless all are plain)."""
-    calls: list[CallSyntax] = []
-    pos = 0
-    while pos < len(text):
-        one = fast_statement_at(text, pos)
-        if one is None:
-            return None
-        one[0].span = (pos, one[1])
-        calls.append(one[0])
-        pos = _SPACE.match(text, one[1]).end()
-    return calls or None
+    return calls_making_up(text, fast_statement_at, _SPACE)
 
 
 def sql_literal(value: Any) -> str:
