@@ -1182,13 +1182,20 @@ def bind(call: CallSyntax, tool: Tool | None, notes: list[str], name: str | None
 BLANK = re.compile(r"[ \t\r\n;]*+")
 
 
+#: a run of characters that are not white space (a word of the leftover text)
+_WORD = re.compile(r"\S++")
+
+
 def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] = BLANK, start: int = 0,
-            end: int | None = None) -> str:
+            end: int | None = None, keep: int = 256) -> str:
     r"""What ``text[start:end]`` holds outside ``spans`` (sorted, disjoint), each run of white space
-    one space; empty when each stretch between them is only what ``between`` matches.
+    one space, its first words only once they pass ``keep`` characters (it is quoted in a note, a
+    few dozen characters); empty when each stretch between them is only what ``between`` matches.
 
     >>> outside("f(); x\n  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
     ('; x', '')
+    >>> outside("f() " + "word " * 1000, [(0, 3)], keep=12)
+    'word word word'
     """
     end = len(text) if end is None else end
     gaps = []
@@ -1202,8 +1209,13 @@ def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] =
     if all(between.fullmatch(text, first, last) for first, last in gaps):
         return ""
     words: list[str] = []
+    length = 0
     for first, last in gaps:
-        words += text[first:last].split()
+        for word in _WORD.finditer(text, first, last):  # lazily: a megabyte of prose is not split into words
+            words.append(word.group())
+            length += len(words[-1]) + 1
+            if length > keep:
+                return " ".join(words)
     return " ".join(words)
 
 

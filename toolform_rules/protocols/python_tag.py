@@ -160,7 +160,8 @@ class PythonTag(PythonFamily):
         found = self.read_candidates(reader, text, tools, budget, notes, base, stop, note_failures=False)
         if found.calls and not found.failures and not found.rest:
             return found.calls, not any(c.bare for c in found.calls)
-        if found.calls and not found.failures and any(ch.isalpha() for ch in found.rest):  # calls, then prose
+        # calls, then prose: a letter in the leftover's first words
+        if found.calls and not found.failures and any(ch.isalpha() for ch in found.rest):
             notes.append(leftover_note(found.rest, "the marked calls"))
             return found.calls, False
         try:  # what the fast readers could not read, or where it stops being calls
