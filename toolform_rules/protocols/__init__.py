@@ -114,11 +114,17 @@ def get_protocol(protocol_id: str) -> Protocol:
     >>> get_protocol("json_object").info.name
     'JSON object'
     """
-    registration = REGISTRY.get(protocol_id)
-    if registration is None:
-        raise UnknownProtocolError(f"unknown protocol {protocol_id!r}; known: {', '.join(REGISTRY)}")
-    protocol: Protocol = importlib.import_module(f"{__name__}.{registration.module}").PROTOCOL
+    protocol = _LOADED.get(protocol_id)
+    if protocol is None:
+        registration = REGISTRY.get(protocol_id)
+        if registration is None:
+            raise UnknownProtocolError(f"unknown protocol {protocol_id!r}; known: {', '.join(REGISTRY)}")
+        protocol = _LOADED[protocol_id] = importlib.import_module(f"{__name__}.{registration.module}").PROTOCOL
     return protocol
+
+
+#: the protocols imported so far, by id (``importlib.import_module`` costs a microsecond a call)
+_LOADED: dict[str, Protocol] = {}
 
 
 __all__ = ["Extraction", "Protocol", "ProtocolInfo", "RawCall", "Registration", "UnknownProtocolError", "get_protocol",
