@@ -531,8 +531,10 @@ class TextProtocol(Protocol):
     #: what every line that begins a call holds, after a lead-in too; in any case with ``fold_case``
     needle: str = ""
     fold_case = False
-    #: whether a name alone on its line may be a call (a line of at most two spaces is then judged)
+    #: whether a name alone on its line may be a call (a line of at most ``lone_spaces`` spaces, its
+    #: ends aside, is then judged: a prompt's ``$ `` or a continuation's `` \``)
     lone_names = False
+    lone_spaces = 2
     transformer: type[Transformer]
     #: what stands between two calls of a reply this protocol writes
     separator = "\n"
@@ -642,16 +644,20 @@ class TextProtocol(Protocol):
         prose = False
         gap = resume = 0  # where the text not yet judged prose or not starts; where a call may start
         pos = 0
-        needle, fold, lone, extent = self.needle, self.fold_case, self.lone_names, self.extent
+        needle, fold, extent = self.needle, self.fold_case, self.extent
+        lone, lone_spaces = self.lone_names, self.lone_spaces
         for line in text.split("\n"):
             begin = pos
             pos += len(line) + 1
-            if begin < resume or (needle not in (line.lower() if fold else line)
-                                  and not (lone and line.strip().count(" ") < 3)):
+            if begin < resume:
+                continue
+            held = needle in (line.lower() if fold else line)
+            if not held and not (lone and line.strip().count(" ") <= lone_spaces):
                 continue
             end = pos - 2 if line[-1:] == "\r" else pos - 1
             head = line[:min(end - begin, HEAD)]
-            at = 0 if self.starts(head, tools) else self._after_lead_in(head, tools)
+            # after a lead-in a line holds the needle too: a line without it is a call from its start or none
+            at = 0 if self.starts(head, tools) else self._after_lead_in(head, tools) if held else -1
             if at < 0:
                 continue
             if len(spans) >= MAX_CALLS:
@@ -695,6 +701,7 @@ class NameFirst(TextProtocol):
     #: the delimiter after the name (the ``needle``)
     delimiter: str
     lone_names = True
+    lone_spaces = 0  # a name alone: one word
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
