@@ -163,3 +163,19 @@ def test_tag_formats_read_a_reply_in_a_fence_with_an_info_string(protocol_id: st
         extraction = protocol.parse(f"```{info}\n{rendered}\n```", toolset_for([SAMPLE_DOC]))
         assert [(c.name, c.arguments) for c in extraction.calls] == [("legal_draft_v3", {"value": "5"})], info
         assert extraction.compliant == bool(re.fullmatch(r"[\w.+-]*", info)), info
+
+
+# ---------------------------------------------------------------------------------------------
+# the notes of a tag format's reply are bounded
+
+
+def test_a_reply_of_many_noted_pieces_keeps_the_first_notes_and_counts_the_rest() -> None:
+    """Text inside an unclosed ``<tool_call>`` is noted piece by piece: 5,000 tags give the first
+    MAX_NOTES notes, by place, and one that counts the others (not 10,000 notes)."""
+    from toolform_rules.protocols.markup_family import MAX_NOTES
+
+    text = '<tool_call> legal_draft_v3 {"counterparty": ' * 5_000
+    notes = get_protocol("function_tags").parse(text, TOOLS).notes
+    assert len(notes) == MAX_NOTES + 1, len(notes)
+    assert notes[0].startswith("line 1, column 1: ") and notes[1].startswith("line 1, column 12: "), notes[:2]
+    assert re.fullmatch(r"\d+ more notes like these were left out", notes[-1]), notes[-1]

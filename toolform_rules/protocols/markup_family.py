@@ -450,16 +450,25 @@ class Position:
         return str(self)
 
 
-def located_notes(text: str, notes: list[tuple[int, str]]) -> tuple[str, ...]:
+#: how many notes a reply's reading keeps (the first, by place); a note then says how many more there were
+MAX_NOTES = 20
+
+
+def located_notes(text: str, notes: list[tuple[int, str]], limit: int = MAX_NOTES) -> tuple[str, ...]:
     r"""``notes`` — (offset, sentence) pairs — in the order of their places in ``text``, each as ``line L,
-    column C: sentence`` (the lines counted in one pass).
+    column C: sentence`` (the lines counted in one pass); past the first ``limit``, one note counts the rest.
 
     >>> located_notes("a\nbc", [(3, "two"), (0, "one")])
     ('line 1, column 1: one', 'line 2, column 2: two')
+    >>> located_notes("abc", [(2, "z"), (0, "x"), (1, "y")], limit=1)
+    ('line 1, column 1: x', '2 more notes like these were left out')
     """
     notes.sort(key=itemgetter(0))
     where = LineCounter(text)
-    return tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes)
+    kept = tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes[:limit])
+    if len(notes) <= limit:
+        return kept
+    return (*kept, f"{len(notes) - limit} more notes like these were left out")
 
 
 def shifted(failure: GrammarFailure, text: str, offset: int, line_of: Callable[[int], tuple[int, int]] | None = None
