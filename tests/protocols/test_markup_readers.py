@@ -14,7 +14,8 @@ from toolform_rules import sample_toolset
 from toolform_rules.calls import ToolCall
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols import get_protocol, toml_call, yaml_call
-from toolform_rules.protocols.markup_family import flow_text, lenient_value, only_fences, tool_of
+from toolform_rules.protocols.markup_family import flow_text, lenient_value, only_fences
+from toolform_rules.protocols.reading import tool_of
 from toolform_rules.protocols.reading import GrammarBudget
 
 TOOLS = sample_toolset()

@@ -25,8 +25,9 @@ from typing import Any, Iterable
 from ..calls import ToolCall
 from ..grammar import Token
 from ..schema.toolset import Toolset
+from .reading import tool_of
 from .text_family import (NAME, Calls, Reading, TextProtocol, argument_names, parameter_schema,
-                          quoted_extent, tool_named, value_text)
+                          quoted_extent, value_text)
 
 #: the grammar's terminals (the tests hold them to ``grammars/cli_call.lark``; NAME is the family's); WORD is
 #: written so that a run of plain characters (or a quoted stretch) is one step — a word as long as the reply
@@ -130,7 +131,7 @@ class CliCall(TextProtocol):
             return False
         if m.group("rest").strip(" \t") in ("", "\\"):  # a name alone: a call only to a known tool
             word = head.strip().lstrip("$").strip().rstrip("\\").strip()
-            return tool_named(word, tools) is not None
+            return tool_of(tools, word) is not None
         return True
 
     def starts_after_lead_in(self, head: str, tools: Toolset | None) -> bool:

@@ -30,7 +30,8 @@ from ..schema.ir import Tool
 from ..schema.toolset import Toolset
 from . import json_family
 from .json_family import lenient_json, value_spans
-from .text_family import (NAME, Calls, NameFirst, Reading, is_name, quoted_extent, tool_named, tool_parameters,
+from .reading import tool_of
+from .text_family import (NAME, Calls, NameFirst, Reading, is_name, quoted_extent, tool_parameters,
                           value_text)
 from .values import JsonValues
 
@@ -114,7 +115,7 @@ class CsvCall(NameFirst):
         # row is written without one); a row of an unknown tool still reads
         at = head.find(",")
         if at >= 0 and head[at + 1:at + 2] == " " and tools is not None and is_name(name := head[:at].strip(" \t")):
-            return tool_named(name, tools) is not None
+            return tool_of(tools, name) is not None
         return super().starts(head, tools)
 
     def extent(self, text: str, start: int, end: int) -> int:
@@ -187,7 +188,7 @@ class CsvCall(NameFirst):
 
     @staticmethod
     def _render(call: ToolCall, tools: Toolset | None) -> str:
-        tool = tool_named(call.name, tools)
+        tool = tool_of(tools, call.name)
         order = tool_parameters(tool) if tool is not None else list(call.arguments)
         extra = [k for k in call.arguments if k not in order]
         fields = [call.name]

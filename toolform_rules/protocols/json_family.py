@@ -37,7 +37,7 @@ from ..calls import ToolCall
 from ..grammar import GrammarFailure, Transformer, parse
 from ..limits import DEFAULT_LIMITS, Limits
 from .base import Extraction, Protocol, RawCall
-from .reading import GrammarBudget, strip_code_fence
+from .reading import MAX_NOTES, GrammarBudget, strip_code_fence
 from .values import _LEVELS, _MISSING, NOT_JSON, TOO_DEEP, JsonValues, bracket_groups, brackets, group_end, \
     inner_groups, json_value, lenient_json, read_lenient
 
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 #: At most this many values (and as many blocks of a format) are read from one reply.
 MAX_CANDIDATES = 1000
-#: The most notes one reply gets.
-MAX_NOTES = 20
 
 #: strict JSON from a position of a text: the value, and where it ends (the C scanner that
 #: ``JSONDecoder.raw_decode`` wraps; at a bracket it fails with a ``JSONDecodeError`` that says where)
@@ -299,18 +297,6 @@ def call_json(call: ToolCall, *, indent: int | None = None) -> str:
     '{"name": "f", "arguments": {"a": "é"}}'
     """
     return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False, indent=indent)
-
-
-def is_tool(tools: "Toolset | None", name: str) -> bool:
-    """Whether the toolset knows a tool called ``name`` (in any spelling it accepts); ``False`` without one.
-
-    Only where the syntax needs it (a name line that is prose): ``parse_reply`` resolves names.
-
-    >>> from toolform_rules import sample_toolset
-    >>> is_tool(sample_toolset(), "LegalDraftV3"), is_tool(None, "f")
-    (True, False)
-    """
-    return tools is not None and bool(name) and tools.get(name) is not None
 
 
 # --- one reply, read -------------------------------------------------------------------------
@@ -774,5 +760,5 @@ class BlockFormat(JsonFamily):
 
 
 __all__ = ["ARGUMENT_KEYS", "ENVELOPE_KEYS", "MAX_CANDIDATES", "MAX_NOTES", "NAME_KEYS", "BlockFormat", "BlockValues",
-           "Call", "Candidate", "JsonFamily", "Reply", "Values", "call_from_object", "call_json", "calls_in", "is_tool",
+           "Call", "Candidate", "JsonFamily", "Reply", "Values", "call_from_object", "call_json", "calls_in",
            "lenient_json", "native_calls", "position", "read_grammar", "relocate", "value_spans"]

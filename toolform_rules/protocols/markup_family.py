@@ -10,8 +10,9 @@ name, its transformer, its fast reader, its renderer, its instructions):
 * the reply around the calls: Markdown fences (:func:`fenced_blocks`, :func:`only_fences`), places
   as line and column, worked out only when a note is written (:class:`LineCounter`,
   :class:`Position`, :func:`located_notes`, :func:`shifted`);
-* the one look-up of a tool (:func:`tool_of`) — only where the syntax needs it: a bare value's
-  parameter, argument names read against the parameters, a typed value cut from prose;
+* the tool a name stands for (:func:`~.reading.tool_of`, the one look-up) — only where the syntax
+  needs it: a bare value's parameter, argument names read against the parameters, a typed value
+  cut from prose;
 * the tag formats' skeleton (:class:`TagFormat`): the rendered shape read by regular expressions,
   any other reply by one linear pass over its tags, the grammar run only where that pass stops,
   on a bounded stretch (:func:`grammar_stop_note`);
@@ -36,11 +37,10 @@ from typing import Any, Callable, Iterator, Sequence
 from ..calls import ToolCall
 from ..grammar import GrammarFailure, Transformer, load_parser, parse
 from ..limits import Limits
-from ..schema.ir import Tool
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
-from .reading import GrammarBudget
+from .reading import MAX_NOTES, GrammarBudget
 from .values import _MISSING, json_value, loads_lenient
 
 # ---------------------------------------------------------------------------------------------
@@ -189,19 +189,6 @@ def lenient_value(text: str, budget: GrammarBudget) -> Any:
         return value
     budget.spend("json_object", text)
     return loads_lenient(text, max_grammar_bytes=len(text))
-
-
-def tool_of(tools: Toolset | None, name: str) -> Tool | None:
-    """The tool ``name`` stands for, when the tools are known: the one place a format of this family looks a
-    tool up, and only where its syntax needs the schema (a bare value's parameter, argument names read
-    against the parameters, a typed value cut short where a sentence starts).  Names in the calls a
-    format returns are as written; ``parse_reply`` resolves them.
-
-    >>> from toolform_rules import sample_toolset
-    >>> tool_of(sample_toolset(), "LegalDraftV3").name, tool_of(None, "f")
-    ('legal_draft_v3', None)
-    """
-    return tools.get(name) if tools is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,10 +435,6 @@ class Position:
 
     def __format__(self, spec: str) -> str:
         return str(self)
-
-
-#: how many notes a reply's reading keeps (the first, by place); a note then says how many more there were
-MAX_NOTES = 20
 
 
 def located_notes(text: str, notes: list[tuple[int, str]], limit: int = MAX_NOTES) -> tuple[str, ...]:
@@ -1244,5 +1227,5 @@ __all__ = ["STRICT_JSON", "UNREAD", "LineCounter", "Position", "QuoteTracker", "
            "find_words", "flow_text", "grammar_stop_note", "grammar_terminals", "in_string_after", "leftover_outside",
            "lenient_value",
            "line_column", "lines_with_words", "located_notes", "only_fences", "read_document", "scalar_text",
-           "sentence_spans", "shifted", "tag_attribute", "text_of", "tool_of", "top_level_resumes", "unescape", "unquoted",
+           "sentence_spans", "shifted", "tag_attribute", "text_of", "top_level_resumes", "unescape", "unquoted",
            "xml_escape", "xml_text", "xml_unescape", "xml_value"]

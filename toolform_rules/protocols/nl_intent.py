@@ -31,7 +31,8 @@ from ..schema.ir import Tool
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .markup_family import Sentence, SentenceFormat, tool_of, unquoted
+from .markup_family import Sentence, SentenceFormat, unquoted
+from .reading import tool_of
 
 _BINDER = re.compile(r"(?i)[ \t]*(?::|=)[ \t]*\Z|[ \t]+(?:set|equal)[ \t]+to[ \t]+\Z")
 _NO_TOOL = re.compile(r"(?i)\bno (?:tool|function)\b|\bnone of the tools\b")

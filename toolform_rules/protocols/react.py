@@ -37,8 +37,8 @@ from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .markup_family import (LineCounter, Stopped, excerpt, grammar_stop_note, lenient_value, only_fences,
-                            shifted, tool_of)
-from .reading import GrammarBudget, strip_code_fence
+                            shifted)
+from .reading import GrammarBudget, strip_code_fence, tool_of
 from .values import balanced_spans
 
 # a label at a line's start, its kind by group: Thought, Action Input, Action, Observation, Final Answer

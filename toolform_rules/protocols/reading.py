@@ -1,4 +1,5 @@
-"""What every family's reader shares: the one code-fence stripper and the reply's grammar budget.
+"""What every family's reader shares: the one code-fence stripper, the reply's grammar budget, the
+one look-up of a tool (:func:`tool_of`) and the cap on a reply's notes (:data:`MAX_NOTES`).
 
 A reply is read by fast readers (``json.loads``, ``ast``, regular expressions that never
 backtrack) and, for what they cannot read, by the format's Lark grammar.  The grammar
@@ -10,10 +11,30 @@ says the same thing when a candidate is refused.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..grammar import GrammarFailure
 from ..limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from ..schema.ir import Tool
+    from ..schema.toolset import Toolset
+
+#: the most notes one reply's reading keeps (a reply of thousands of broken pieces is not as many notes)
+MAX_NOTES = 20
+
+
+def tool_of(tools: "Toolset | None", name: str) -> "Tool | None":
+    """The tool ``name`` stands for (``Toolset.get``: any naming convention), when a toolset is given:
+    the one place a protocol looks a tool up, and only where its syntax needs it (a bare name on its
+    own, a positional value's parameter, a value's type).  Names in the calls a protocol returns stay
+    as written; ``parse_reply`` resolves them.
+
+    >>> from toolform_rules import sample_toolset
+    >>> tool_of(sample_toolset(), "LegalDraftV3").name, tool_of(None, "f"), tool_of(sample_toolset(), "")
+    ('legal_draft_v3', None, None)
+    """
+    return tools.get(name) if tools is not None and name else None
 
 
 class Fenced(NamedTuple):
@@ -118,4 +139,4 @@ class GrammarBudget:
         self.left -= cost
 
 
-__all__ = ["Fenced", "GrammarBudget", "GrammarTooLong", "strip_code_fence"]
+__all__ = ["MAX_NOTES", "Fenced", "GrammarBudget", "GrammarTooLong", "strip_code_fence", "tool_of"]

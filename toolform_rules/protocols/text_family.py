@@ -35,7 +35,7 @@ from ..schema.ir import Schema, Tool
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
-from .reading import GrammarBudget
+from .reading import GrammarBudget, tool_of
 
 #: the most calls read from one reply; more are noted and left
 MAX_CALLS = 1000
@@ -208,24 +208,6 @@ def read_json_quoted(raw: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # names: the one place a text protocol asks the toolset
-
-
-def tool_named(name: str, tools: Toolset | None) -> Tool | None:
-    """The tool a written name means (``Toolset.get``: any naming convention), if a toolset is given.
-
-    A text protocol asks only where its syntax needs the tool: a bare name alone on its line,
-    a kebab-case option's spelling, a positional value's parameter, a value's type.
-
-    >>> from toolform_rules import sample_toolset
-    >>> tool_named("LegalDraftV3", sample_toolset()).name, tool_named("x", None)
-    ('legal_draft_v3', None)
-    """
-    if tools is None or not name:
-        return None
-    try:
-        return tools.get(name)
-    except Exception:  # a toolset that cannot look a name up finds nothing
-        return None
 
 
 def argument_names(tool: Tool | None) -> dict[str, str]:
@@ -448,11 +430,11 @@ class Reading:
             self.clean = False
 
     def tool(self, name: str) -> Tool | None:
-        """The tool ``name`` means in this reply's toolset (:func:`tool_named`, asked once per name)."""
+        """The tool ``name`` means in this reply's toolset (:func:`~.reading.tool_of`, asked once per name)."""
         try:
             return self._tools[name]
         except KeyError:
-            found = self._tools[name] = tool_named(name, self.tools)
+            found = self._tools[name] = tool_of(self.tools, name)
             return found
 
     def grammar(self, grammar: str, segment: str) -> Any:
@@ -712,7 +694,7 @@ class NameFirst(TextProtocol):
         if at >= 0:
             return is_name(head[:at].strip(" \t"))
         name = head.strip(" \t")
-        return is_name(name) and tool_named(name, tools) is not None
+        return is_name(name) and tool_of(tools, name) is not None
 
     def starts_after_lead_in(self, head: str, tools: Toolset | None) -> bool:
         # a name and the delimiter: a lone word after prose is prose
@@ -723,5 +705,5 @@ class NameFirst(TextProtocol):
 __all__ = ["DEFAULT_LIMITS", "HEAD", "MAX_CALLS", "NAME", "Calls", "GrammarBudget", "NameFirst", "Reading",
            "TextProtocol", "argument_names", "backslash_escape", "backslash_unescape", "document_chars",
            "grammar_chars", "is_name", "line_end", "needs_json_quotes", "parameter_schema", "quoted_extent",
-           "read_json_quoted", "split_pipes", "split_trailing_prose", "terminal_regex", "tool_named",
+           "read_json_quoted", "split_pipes", "split_trailing_prose", "terminal_regex",
            "tool_parameters", "trim_field", "value_text", "where"]

@@ -28,7 +28,8 @@ from ..schema.toolset import Toolset
 from .base import ProtocolInfo, RawCall
 from .. import grammar
 from ..grammar import GrammarFailure
-from .json_family import Call, JsonFamily, Reply, Values, is_tool, read_grammar, relocate
+from .json_family import Call, JsonFamily, Reply, Values, read_grammar, relocate
+from .reading import tool_of
 
 _NAME = r"[^\W\d]\w*(?:[.\-]\w+)*"
 # The grammar's `name` rule, as one regular expression (a property test keeps them in step).
@@ -140,13 +141,13 @@ class TwoStepCall(JsonFamily):
         if not (bare.isidentifier() and bare.replace("_", "a").isalnum()):  # else a bare name, as NAME_LINE reads it
             match = NAME_LINE.fullmatch(text, *nearest)
             name = None if match is None else match.group(1)
-        if name is not None and (tools is None or is_tool(tools, name)):
+        if name is not None and (tools is None or tool_of(tools, name) is not None):
             return name, nearest
         if tools is not None:
             lines = _name_lines(text, start, end)
             for span in lines[1:]:
                 further = NAME_LINE.fullmatch(text, *span)
-                if further is not None and is_tool(tools, further.group(1)):
+                if further is not None and tool_of(tools, further.group(1)) is not None:
                     reply.note(f"the tool name {further.group(1)!r} is not on the line just before its arguments")
                     return further.group(1), span
             tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
@@ -155,7 +156,7 @@ class TwoStepCall(JsonFamily):
                 for word in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
                     if word not in tried:
                         tried.add(word)
-                        if is_tool(tools, word):
+                        if tool_of(tools, word) is not None:
                             reply.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool "
                                        f"{word[:60]!r} from it")
                             return word, span
@@ -176,7 +177,7 @@ class TwoStepCall(JsonFamily):
         name = None
         if stripped and "\n" not in stripped:
             match = NAME_LINE.fullmatch(stripped)
-            name = match.group(1) if match else stripped if is_tool(tools, stripped) else None
+            name = match.group(1) if match else stripped if tool_of(tools, stripped) is not None else None
         if name is None:
             reply.note("the reply holds no arguments object")
             return

@@ -46,8 +46,8 @@ from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .markup_family import (STRICT_JSON, UNREAD, LineCounter, calls_from_document, excerpt, fenced_blocks, flow_text,
-                            only_fences, read_document, tool_of, unescape)
-from .reading import GrammarBudget
+                            only_fences, read_document, unescape)
+from .reading import GrammarBudget, tool_of
 
 # ---------------------------------------------------------------------------------------------
 # typing plain scalars (both readers)
