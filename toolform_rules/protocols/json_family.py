@@ -709,7 +709,8 @@ class BlockFormat(JsonFamily):
         while opening is not None and number < MAX_CANDIDATES:
             number += 1
             outside = outside or (previous < start and not text[previous:start].isspace())
-            values, marker = reply.values(body, n, "{[", self.until)
+            lone = self.lone_value(reply, body)
+            values, marker = lone if lone is not None else reply.values(body, n, "{[", self.until)
             end = n if marker is None else marker.start()
             closed = marker is not None and (not self.closing_optional or self.closes(marker))
             previous = marker.end() if closed else end  # type: ignore[union-attr]
@@ -727,7 +728,7 @@ class BlockFormat(JsonFamily):
                 reply.note(f"{self.block.format(number)} {self.unclosed}", breaks_format=not self.closing_optional)
             if not values and (body == end or text[body:end].isspace()):
                 reply.note(f"{self.block.format(number)} is empty")
-            elif not reply.blank(body, end, values, self.allowed):
+            elif lone is None and not reply.blank(body, end, values, self.allowed):
                 reply.note(f"{self.block.format(number)} holds text besides the JSON")
             if found and info.lower() not in self.info_tags:
                 reply.note(f"{self.block.format(number)} is tagged {info!r}, not {self.tag!r}")
@@ -744,6 +745,24 @@ class BlockFormat(JsonFamily):
         if outside or (previous < n and not text[previous:].isspace()):
             reply.note(f"the reply holds text outside the {self.missing}s")
         return reply
+
+    def lone_value(self, reply: Reply, body: int) -> tuple[list[Candidate], "re.Match[str]"] | None:
+        """The block opening at ``body`` when it is the common one, a JSON value strict JSON reads between
+        blanks and then an ``until`` marker: (its value, the marker) — what :meth:`Reply.values` finds there,
+        without its search for more values (the block then holds nothing else); else ``None``."""
+        text = reply.text
+        lead = _BLANKS.match(text, body).end()  # type: ignore[union-attr]
+        if lead == len(text) or text[lead] not in "{[" or reply.runs_to_end:
+            return None
+        try:
+            value, after = _DECODE(text, lead)
+        except (ValueError, StopIteration, RecursionError):
+            return None
+        marker = self.until.search(text, after)
+        if marker is None or after - lead > 4 * reply.limits.max_depth or (
+                marker.start() > after and not text[after:marker.start()].isspace()):
+            return None
+        return [Candidate(lead, after, value)], marker
 
     def read_bare(self, reply: Reply, blocks: int) -> Reply:
         """The call objects standing bare in a reply whose ``blocks`` (how many) gave no call, noted."""
