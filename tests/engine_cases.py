@@ -33,10 +33,14 @@ LABELS: dict[str, str] = {
 FREE_TEXT_PARAMETER = "input"
 
 
+def all_cases() -> list[dict[str, Any]]:
+    """Every case of the corpus (each label is a protocol id: a study protocol or a model-native format)."""
+    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def cases() -> list[dict[str, Any]]:
     """The cases whose label maps to a study protocol."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [row for row in rows if row["format"] in LABELS]
+    return [row for row in all_cases() if row["format"] in LABELS]
 
 
 def _json_type(value: Any) -> dict[str, Any]:

@@ -17,6 +17,10 @@ assert 'site-packages' in toolform_rules.__file__, toolform_rules.__file__
 report = validate_arguments({"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": -5,
                             "term_months": "ten", "colour": "red"}}, sample_toolset())
 print(json.dumps(report.to_dict()))
+from toolform_rules import parse_reply
+native = parse_reply('<|tool_call_begin|>functions.legal_draft_v3:0<|tool_call_argument_begin|>{"counterparty": "A"}',
+                     sample_toolset(), "kimi_k2", validate=False)
+assert [c.arguments for c in native.calls] == [{"counterparty": "A"}], native
 """
 
 
@@ -28,6 +32,7 @@ def test_wheel_installs_and_validates_outside_the_source_tree(tmp_path: Path) ->
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("toolform_rules/rules/") and n.endswith(".yaml") for n in names)
     assert any(n.startswith("toolform_rules/grammars/") for n in names)
+    assert "toolform_rules/rules/native/formats.yaml" in names  # the model-native catalogue
     assert "toolform_rules/py.typed" in names
 
     venv = tmp_path / "venv"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import attrs
 
@@ -103,7 +103,8 @@ class ParsedReply:
     protocol whose syntax they were read with (when the asked one found none: the first
     other protocol that finds calls in the reply — without ``lenient_fallback``, in its first
     ``Limits.syntax_probe_chars`` characters); ``format_compliant``: no other protocol's
-    syntax was needed; ``note``: what went wrong and where.
+    syntax was needed; ``note``: what went wrong and where; ``content``: the reply's text
+    outside its calls (reasoning apart), trimmed, as an engine returns it beside the calls.
     """
 
     protocol_id: str
@@ -118,6 +119,7 @@ class ParsedReply:
     hallucinated: tuple[str, ...] = ()
     reasoning_removed: bool = False
     note: str = ""
+    content: str = ""
 
     @property
     def ok(self) -> bool:
@@ -135,7 +137,7 @@ class ParsedReply:
                 "parsed_strict": self.parsed_strict, "parsed_lenient": self.parsed_lenient,
                 "matched_syntax": self.matched_syntax, "format_compliant": self.format_compliant,
                 "no_call_declared": self.no_call_declared, "hallucinated": list(self.hallucinated),
-                "reasoning_removed": self.reasoning_removed, "note": self.note}
+                "reasoning_removed": self.reasoning_removed, "note": self.note, "content": self.content}
 
 
 # --- the steps -----------------------------------------------------------------------------
@@ -329,13 +331,32 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
         if graded.resolved_name is None:
             hallucinated.append(raw.name)
         (calls if graded.accepted else rejected).append(graded)
+    content = extraction.content if extraction.content is not None else outside_calls(text, extraction.calls)
     # positional, in the fields' order (protocol_id, rule, calls, rejected, parsed_strict, parsed_lenient,
-    # matched_syntax, format_compliant, no_call_declared, hallucinated, reasoning_removed, note): keywords
-    # cost a microsecond more on the hot path
+    # matched_syntax, format_compliant, no_call_declared, hallucinated, reasoning_removed, note, content):
+    # keywords cost a microsecond more on the hot path
     return ParsedReply(protocol_id, rule, tuple(calls), tuple(rejected), bool(extraction.calls) and not lenient_calls,
                        bool(matched) and matched != NO_CALL_SYNTAX, matched,
                        matched in ("", protocol_id, NO_CALL_SYNTAX), no_call, tuple(hallucinated),
-                       reasoning_removed, "; ".join(notes))
+                       reasoning_removed, "; ".join(notes), content)
+
+
+def outside_calls(text: str, calls: Sequence[RawCall]) -> str:
+    """``text`` without the spans of ``calls`` (a call without a span is not cut out), trimmed.
+
+    >>> outside_calls("Sure. f(a=1) Done.", [RawCall("f", {"a": 1}, (6, 12))])
+    'Sure.  Done.'
+    """
+    if not calls:
+        return text.strip()
+    kept: list[str] = []
+    at = 0
+    for span in sorted(c.span for c in calls if c.span is not None):
+        if span[0] > at:
+            kept.append(text[at:span[0]])
+        at = max(at, span[1])
+    kept.append(text[at:])
+    return "".join(kept).strip()
 
 
 def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, lenient: str, validate: bool,

@@ -1,9 +1,11 @@
 """The answer protocols: one module and one grammar each, registered here.
 
 ``REGISTRY`` maps each protocol id to the module that implements it and its rank in the
-lenient fallback; it is the only list of protocols.  Adding a protocol is its grammar
+lenient fallback; it is the only list of the study's protocols.  Adding a protocol is its grammar
 (``grammars/<id>.lark``), its module (``protocols/<id>.py``, exposing ``PROTOCOL``) and one
-line here.
+line here.  The model-native formats (``hermes``, ``kimi_k2``, ...) are the catalogue's
+entries (``rules/native/formats.yaml``, :mod:`.native_formats`): ``get_protocol`` knows them by id and
+by alias; the lenient fallback does not try them.
 """
 
 from __future__ import annotations
@@ -88,13 +90,26 @@ class UnknownProtocolError(ToolformRulesError):
     """A protocol id no module is registered for."""
 
 
-def protocol_ids() -> list[str]:
-    """The registered protocol ids, in the study's order.
+def protocol_ids(kind: str = "study") -> list[str]:
+    """The protocol ids of ``kind``: ``study`` (the 31 answer protocols, in the study's order), ``native``
+    (the model-native formats of the catalogue, ``rules/native/formats.yaml``) or ``all``.
 
-    >>> "json_object" in protocol_ids()
-    True
+    >>> "json_object" in protocol_ids(), "hermes" in protocol_ids("native"), len(protocol_ids("all")) > 31
+    (True, True, True)
     """
-    return list(REGISTRY)
+    if kind not in ("study", "native", "all"):
+        raise ValueError(f"unknown kind of protocol {kind!r}; use study, native or all")
+    study = list(REGISTRY) if kind != "native" else []
+    if kind == "study":
+        return study
+    return study + list(dict.fromkeys(protocol.info.id for protocol in _native().values()))
+
+
+def _native() -> dict[str, Protocol]:
+    """The model-native formats by id and alias (the catalogue is read on first use)."""
+    from .native_formats import native_formats
+
+    return native_formats(get_protocol, frozenset(REGISTRY))  # type: ignore[return-value]
 
 
 @functools.cache
@@ -118,7 +133,12 @@ def get_protocol(protocol_id: str) -> Protocol:
     if protocol is None:
         registration = REGISTRY.get(protocol_id)
         if registration is None:
-            raise UnknownProtocolError(f"unknown protocol {protocol_id!r}; known: {', '.join(REGISTRY)}")
+            native = _native().get(protocol_id)
+            if native is None:
+                raise UnknownProtocolError(f"unknown protocol {protocol_id!r}; known: {', '.join(REGISTRY)}, and "
+                                           f"the model-native formats {', '.join(_native())}")
+            protocol = _LOADED[protocol_id] = native
+            return protocol
         protocol = _LOADED[protocol_id] = importlib.import_module(f"{__name__}.{registration.module}").PROTOCOL
     return protocol
 

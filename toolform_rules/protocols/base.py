@@ -49,11 +49,14 @@ class Extraction:
     ``compliant``: the reply is the format and nothing else (surrounding white space, and a
     code fence where the format allows one, aside).  ``notes``: sentences for the caller —
     where a grammar stopped (line, column, what it expected), what was left over.
+    ``content``: set by a format that knows its own markers (model-native formats).
     """
 
     calls: tuple[RawCall, ...] = ()
     notes: tuple[str, ...] = ()
     compliant: bool = False
+    #: the reply's text outside its calls, as an engine returns it (``None``: worked out from the calls' spans)
+    content: str | None = None
 
 
 #: the words every protocol's last-resort guard puts in its note (tests assert it never fires)

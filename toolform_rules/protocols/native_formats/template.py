@@ -1,0 +1,394 @@
+"""Reading and rendering calls with a catalogue entry's template.
+
+A template is matched piece by piece from a candidate start (a place where its first
+literal stands): a literal must follow (after white space), a slot reads what it names, an
+optional run is tried and skipped when it does not match, a choice takes its first
+alternative that matches.  Every search is ``str.find`` or a bounded regular expression,
+and :class:`Finder` remembers each literal's last search, so a reply with many unfinished
+calls is still read in linear time.  Rendering walks the same pieces the other way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from ..values import brackets, group_end
+from .catalogue import UNTIL_LITERAL, Either, FormatEntry, Optional_, Piece, Slot, following_literals
+
+_WS = re.compile(r"\s*+")
+_NAME = re.compile(r"[A-Za-z_][\w.:\-]{0,255}")
+_NAME_NO_COLON = re.compile(r"[A-Za-z_][\w.\-]{0,255}")
+_ID = re.compile(r"[\w\-]{1,64}")
+_WORD = re.compile(r"[\w\-./]{1,64}")
+_KEY = re.compile(r"[^\s<>=\"'/]{1,256}")
+_DECODE = json.JSONDecoder().raw_decode
+_BETWEEN_CALLS = re.compile(r"\s*+;?\s*+")
+_JSON_OPENING = re.compile(r"[{\[]")
+_BRACKETS = brackets("{[", "}]")
+_CDATA, _CDATA_END = "<![CDATA[", "]]>"
+_NONE: Any = object()
+_WORD_START = r"(?<![\w.\-])(?=[A-Za-z_])"
+
+
+class Finder:
+    """``str.find`` of literals in one text, remembering each literal's last answer: a search from a place
+    at or after where the last one began, and not past what it found, has the same answer."""
+
+    __slots__ = ("text", "last")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.last: dict[str, tuple[int, int]] = {}
+
+    def find(self, literal: str, start: int) -> int:
+        known = self.last.get(literal)
+        if known is not None and known[0] <= start and (known[1] < 0 or start <= known[1]):
+            return known[1]
+        found = self.text.find(literal, start)
+        self.last[literal] = (start, found)
+        return found
+
+
+class Capture:
+    """What a template match has read so far: the name, the arguments, the calls (for ``calls`` slots and
+    protocols read inside), and the furthest place a piece failed with what it expected there."""
+
+    __slots__ = ("name", "arguments", "calls", "key", "skipped")
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.arguments: Any = None
+        self.calls: list[tuple[str, Any]] | None = None
+        self.key: str | None = None
+        #: where text that is not a call was passed over inside the call (a note says so)
+        self.skipped: list[int] = []
+
+    def state(self) -> tuple:
+        return (self.name, None if self.arguments is None else dict(self.arguments)
+                if isinstance(self.arguments, dict) else self.arguments,
+                None if self.calls is None else list(self.calls), self.key)
+
+    def restore(self, state: tuple) -> None:
+        self.name, self.arguments, self.calls, self.key = state
+
+
+class Context:
+    """One reply being read: the text, the entry, the finder, the furthest failure, helpers from the protocol."""
+
+    __slots__ = ("text", "entry", "finder", "failed_at", "expected", "read_with", "read_input", "tools")
+
+    def __init__(self, text: str, entry: FormatEntry, read_with: Callable[[str, str], list[tuple[str, Any]]],
+                 read_input: Callable[[str, str | None], Any], tools: Any) -> None:
+        self.text, self.entry, self.finder = text, entry, Finder(text)
+        self.failed_at, self.expected = -1, ""
+        self.read_with, self.read_input, self.tools = read_with, read_input, tools
+
+    def fail(self, at: int, expected: str) -> None:
+        if at > self.failed_at:
+            self.failed_at, self.expected = at, expected
+
+
+def match(pieces: tuple[Piece, ...], at: int, cap: Capture, ctx: Context) -> int | None:
+    """Where ``pieces`` matched from ``at`` end, or ``None`` (``ctx`` keeps the furthest failure)."""
+    text = ctx.text
+    for index, piece in enumerate(pieces):
+        if piece.__class__ is str:
+            start = _WS.match(text, at).end()  # type: ignore[union-attr]
+            if piece <= " " or piece[0].isspace():  # white space the renderer writes: any (or none) is read
+                if piece.isspace():
+                    at = start
+                    continue
+                piece = piece.lstrip()  # type: ignore[union-attr]
+            if not text.startswith(piece, start):  # type: ignore[arg-type]
+                ctx.fail(start, repr(piece))
+                return None
+            at = start + len(piece)  # type: ignore[arg-type]
+        elif isinstance(piece, Slot):
+            end = _slot(piece, pieces, index, at, cap, ctx)
+            if end is None:
+                return None
+            at = end
+        elif isinstance(piece, Optional_):
+            saved = cap.state()
+            end = match(piece.optional, at, cap, ctx)
+            if end is None:
+                cap.restore(saved)
+            else:
+                at = end
+        else:
+            for alternative in piece.either:  # type: ignore[union-attr]
+                saved = cap.state()
+                end = match(alternative, at, cap, ctx)
+                if end is not None:
+                    at = end
+                    break
+                cap.restore(saved)
+            else:
+                return None
+    return at
+
+
+def _json_at(text: str, at: int, ctx: Context, what: str) -> tuple[Any, int] | None:
+    if at >= len(text) or text[at] not in "{[":
+        ctx.fail(at, what)
+        return None
+    try:
+        return _DECODE(text, at)
+    except (ValueError, RecursionError) as err:
+        ctx.fail(err.pos if isinstance(err, json.JSONDecodeError) else at, f"{what} (the JSON stops being JSON here)")
+        return None
+
+
+def call_of(obj: Any, entry: FormatEntry) -> tuple[str, Any] | None:
+    """The (name, arguments) a JSON call object holds under the entry's keys; ``None`` if it is none.
+
+    An object whose one key is not a name key and whose value is an object is ``{name: arguments}``
+    when the entry has no name keys (Apertus).
+    """
+    if not isinstance(obj, dict):
+        return None
+    if not entry.name_keys:
+        if len(obj) == 1:
+            (key, value), = obj.items()
+            if isinstance(key, str) and isinstance(value, dict):
+                return key, value
+        return None
+    name = next((obj[k] for k in entry.name_keys if isinstance(obj.get(k), str)), None)
+    if name is None:
+        function = obj.get("function")  # {"type": "function", "function": {...}}
+        return call_of(function, entry) if isinstance(function, dict) else None
+    arguments: Any = next((obj[k] for k in entry.argument_keys if k in obj), {})
+    if isinstance(arguments, str):  # arguments written as a JSON string (Granite 4, OpenAI's wire format)
+        try:
+            decoded = json.loads(arguments)
+        except (ValueError, RecursionError):
+            decoded = None
+        arguments = decoded if isinstance(decoded, dict) else arguments
+    return name, arguments
+
+
+def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capture, ctx: Context) -> int | None:
+    text, entry, kind = ctx.text, ctx.entry, piece.slot
+    if kind in UNTIL_LITERAL or piece.read_with:
+        cdata = kind == "value" and text.startswith(_CDATA, at)
+        if cdata:  # <![CDATA[...]]>: the value may hold the closing tag
+            close = ctx.finder.find(_CDATA_END, at + len(_CDATA))
+            if close < 0:
+                ctx.fail(len(text), repr(_CDATA_END))
+                return None
+            if cap.arguments is None:
+                cap.arguments = {}
+            cap.arguments[cap.key] = text[at + len(_CDATA):close]
+            return close + len(_CDATA_END)
+        following = following_literals(pieces, index)
+        if following is None:
+            end = len(text)
+        else:
+            ends = [found for found in (ctx.finder.find(literal, at) for literal in following[0]) if found >= 0]
+            end = min(ends) if ends else -1
+            if end < 0:
+                if not following[1]:
+                    ctx.fail(len(text), " or ".join(map(repr, following[0])))
+                    return None
+                end = len(text)
+        body = text[at:end]
+        if piece.read_with:
+            cap.calls = (cap.calls or []) + ctx.read_with(piece.read_with, body)
+        elif kind == "value":
+            if entry.value_trim == "newline":
+                body = body[1:] if body[:1] == "\n" else body
+                body = body[:-1] if body[-1:] == "\n" else body
+            if cap.arguments is None:
+                cap.arguments = {}
+            cap.arguments[cap.key] = body
+        else:  # input
+            cap.arguments = ctx.read_input(body, cap.name)
+        return end
+    at = _WS.match(text, at).end()  # type: ignore[union-attr]
+    if kind == "name" or kind == "id" or kind == "word" or kind == "key":
+        following = following_literals(pieces, index)
+        pattern = {"id": _ID, "word": _WORD, "key": _KEY}.get(kind) or (
+            _NAME_NO_COLON if following is not None and following[0][0][:1] == ":" else _NAME)
+        found = pattern.match(text, at)
+        if found is None:
+            ctx.fail(at, f"a {'tool name' if kind == 'name' else kind}")
+            return None
+        if kind == "name":
+            cap.name = found.group()
+        elif kind == "key":
+            if cap.key is None:
+                cap.key = found.group()
+            elif found.group() != cap.key:  # a closing tag naming its key again
+                ctx.fail(at, repr(cap.key))
+                return None
+        return found.end()
+    if kind == "arguments":
+        read = _json_at(text, at, ctx, "a JSON object")
+        if read is None:
+            return None
+        if not isinstance(read[0], dict):
+            ctx.fail(at, "a JSON object")
+            return None
+        cap.arguments = read[0]
+        return read[1]
+    if kind == "call" or kind == "calls":
+        return _calls(kind, at, cap, ctx)
+    if kind == "parameters":
+        cap.arguments = {} if cap.arguments is None else cap.arguments
+        while True:
+            cap.key = None
+            after = match(entry.parameter, at, cap, ctx)
+            if after is None or after == at:
+                return at
+            at = after
+    if kind == "dict":
+        from .dict_values import read_dict
+
+        as_dict = read_dict(text, at, entry.quotes)
+        if isinstance(as_dict, str):
+            ctx.fail(at, as_dict)
+            return None
+        cap.arguments, after = as_dict
+        return after
+    ctx.fail(at, kind)  # (the catalogue refuses unknown slots)
+    return None
+
+
+def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
+    text, entry = ctx.text, ctx.entry
+    if kind == "calls" and at < len(text) and text[at] not in "{[":
+        # words before the JSON on its line ("[TOOL_CALLS] junk [{...}]"): passed over, noted
+        line_end = text.find("\n", at)
+        opening = _JSON_OPENING.search(text, at, len(text) if line_end < 0 else line_end)
+        if opening is not None:
+            cap.skipped.append(at)
+            at = opening.start()
+    read = _json_at(text, at, ctx, "a JSON call object" if kind == "call" else "JSON call objects")
+    if read is None:
+        return None
+    value, end = read
+    if kind == "call":
+        found = call_of(value, entry)
+        if found is None:
+            ctx.fail(at, "a JSON object naming a tool")
+            return None
+        cap.name, cap.arguments = found
+        return end
+    calls: list[tuple[str, Any]] = []
+    pending: Any = value
+    while True:
+        if pending is not _NONE:
+            for item in pending if isinstance(pending, list) else [pending]:
+                found = call_of(item, entry)
+                if found is None:
+                    ctx.fail(at, "JSON objects naming a tool")
+                    return None
+                calls.append(found)
+        more = _BETWEEN_CALLS.match(text, end).end()  # type: ignore[union-attr]
+        if more >= len(text) or text[more] != "{":
+            break
+        try:
+            pending, next_end = _DECODE(text, more)
+        except (ValueError, RecursionError):
+            # a line between calls that is not JSON (JSON-lines formats): passed over, noted, when it closes there
+            line_end = text.find("\n", more)
+            stop, closed, _ = group_end(text, more, len(text) if line_end < 0 else line_end, _BRACKETS)
+            if not closed:
+                break
+            cap.skipped.append(more)
+            pending, end = _NONE, stop
+            continue
+        if call_of(pending, entry) is None:
+            break
+        end = next_end
+    cap.calls = (cap.calls or []) + calls
+    return end
+
+
+def first_pattern(pieces: tuple[Piece, ...]) -> str:
+    """A regular expression (literals and one look-behind only) matching where ``pieces`` may start."""
+    if not pieces:
+        return ""
+    head, rest = pieces[0], pieces[1:]
+    if isinstance(head, str):
+        return re.escape(head.lstrip()) if not head.isspace() else first_pattern(rest)
+    if isinstance(head, Optional_):
+        return "|".join(p for p in (first_pattern(head.optional), first_pattern(rest)) if p)
+    if isinstance(head, Either):
+        return "|".join(first_pattern(alternative + rest) for alternative in head.either)
+    if head.read_with:  # another protocol reads the reply: from its start
+        return r"\A"
+    if head.slot == "name":
+        return _WORD_START
+    if head.slot in ("arguments", "call", "calls"):
+        return r"[{\[]"
+    return ""
+
+
+# --- rendering --------------------------------------------------------------------------------------------
+
+
+def render(pieces: tuple[Piece, ...], entry: FormatEntry, call: Any, index: int, calls: list[Any],
+           key: str = "", value: Any = None, protocol_of: Callable[[str], Any] | None = None) -> str:
+    """``pieces`` written for ``call`` (the ``index``-th of ``calls``); ``key``/``value`` in a parameter;
+    ``protocol_of``: the protocols by id (for a slot another protocol reads)."""
+    out: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+        elif isinstance(piece, Optional_):
+            if piece.render:
+                out.append(render(piece.optional, entry, call, index, calls, key, value, protocol_of))
+        elif isinstance(piece, Either):
+            out.append(render(piece.either[0], entry, call, index, calls, key, value, protocol_of))
+        else:
+            out.append(_render_slot(piece, entry, call, index, calls, key, value, protocol_of))
+    return "".join(out)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _render_slot(piece: Slot, entry: FormatEntry, call: Any, index: int, calls: list[Any], key: str,
+                 value: Any, protocol_of: Callable[[str], Any] | None) -> str:
+    kind = piece.slot
+    arguments = dict(call.arguments or {})
+    if piece.read_with:
+        assert protocol_of is not None, "a slot read with another protocol needs protocol_of"
+        return protocol_of(piece.read_with).render_calls(calls)
+    if kind == "name":
+        return call.name
+    if kind == "id":
+        return piece.text or str(index)
+    if kind == "word":
+        return piece.text
+    if kind == "arguments":
+        return _json(arguments)
+    if kind == "call":
+        return _json(_call_object(entry, call))
+    if kind == "calls":
+        return _json([_call_object(entry, c) for c in calls])
+    if kind == "parameters":
+        return "".join(render(entry.parameter, entry, call, index, calls, k, v, protocol_of)
+                       for k, v in arguments.items())
+    if kind == "key":
+        return key
+    if kind == "value":
+        return value if isinstance(value, str) else _json(value)
+    if kind == "input":
+        only = list(arguments.values())
+        return only[0] if len(only) == 1 and isinstance(only[0], str) else _json(arguments)
+    if kind == "dict":
+        from .dict_values import write_dict
+
+        return write_dict(arguments, entry.quotes[0])
+    return ""
+
+
+def _call_object(entry: FormatEntry, call: Any) -> dict[str, Any]:
+    if not entry.name_keys:
+        return {call.name: dict(call.arguments or {})}
+    return {entry.name_keys[0]: call.name, entry.argument_keys[0]: dict(call.arguments or {})}
