@@ -115,6 +115,37 @@ def best_of_processes(processes: int, repeat: int, protocols: list[str]) -> list
     return rows
 
 
+def native_table(repeat: int, markdown: bool) -> int:
+    """Each model-native format: the sample call as ours renders it, prose-wrapped, read with validation.
+    Issue 11's target: <= 30 µs per ~250 B reply."""
+    from toolform_rules import ToolCall, get_protocol
+
+    tools = sample_toolset()
+    rows = []
+    for protocol_id in protocol_ids("native"):
+        text = BEFORE + get_protocol(protocol_id).render_calls([ToolCall("legal_draft_v3", ARGUMENTS)]) + AFTER
+        reply = parse_reply(text, tools, protocol_id)
+        best = float("inf")
+        number = max(5, int(0.02 / max(timeit.timeit(lambda: parse_reply(text, tools, protocol_id), number=20) / 20,
+                                        1e-7)))
+        for _ in range(repeat):
+            best = min(best, timeit.timeit(lambda: parse_reply(text, tools, protocol_id), number=number) / number)
+        rows.append((protocol_id, len(text.encode()), best * 1e6, len(reply.calls), reply.calls[0].valid))
+    times = [r[2] for r in rows]
+    if markdown:
+        print("| format | bytes | µs | calls | valid |\n|---|---:|---:|---:|---|")
+        for p, n, t, c, v in rows:
+            print(f"| {p} | {n} | {t:.1f} | {c} | {'yes' if v else 'no'} |")
+        print(f"\n- median **{statistics.median(times):.1f} µs**, slowest **{max(times):.1f} µs** "
+              f"({rows[times.index(max(times))][0]}); target ≤ 30 µs")
+    else:
+        for p, n, t, c, v in rows:
+            print(f"{p:24} {n:4} B {t:7.1f} µs  calls {c}  {'valid' if v else 'INVALID'}")
+        print(f"median {statistics.median(times):.1f} µs, slowest {max(times):.1f} µs "
+              f"({rows[times.index(max(times))][0]}); target <= 30 µs")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--markdown", action="store_true")
@@ -122,7 +153,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--protocols", nargs="*", default=None, help="only these protocols")
     parser.add_argument("--processes", type=int, default=1, help="the best of this many processes, per cell")
     parser.add_argument("--json", action="store_true", help="the rows as JSON (what each process gives)")
+    parser.add_argument("--native", action="store_true",
+                        help="the model-native formats instead (ours only: the reference has none)")
     args = parser.parse_args(argv)
+    if args.native:
+        return native_table(args.repeat, args.markdown)
     protocols = args.protocols or protocol_ids()
     if args.processes > 1:
         rows = best_of_processes(args.processes, args.repeat, protocols)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import pathlib
+import re
 
 import pytest
 
@@ -71,6 +73,9 @@ def test_every_case_is_read_with_its_own_label_as_the_engine_reads_it_but_the_na
     assert sorted(missed - set(CUT_OFF) - set(DIVERGENCES)) == [], "regressions"
     assert sorted((set(CUT_OFF) | set(DIVERGENCES)) - missed) == [], "read now: take these off the lists"
     assert (len(CASES) - len(DIVERGENCES)) / len(CASES) >= 0.975
+    doc = (pathlib.Path(__file__).parents[1] / "docs" / "protocols.md").read_text(encoding="utf-8")
+    recorded = dict(re.findall(r"^\| `(\w+)` \| (\d+/\d+) \|$", doc, re.M))
+    assert recorded == {label: f"{p}/{t}" for label, (p, t) in tally.items()}, "docs/protocols.md's corpus table"
 
 
 @pytest.mark.parametrize("key", sorted(CUT_OFF))

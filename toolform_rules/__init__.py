@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "Policy": ".policy", "load_policy": ".policy",
     "UnknownProtocolError": ".protocols", "get_protocol": ".protocols", "protocol_ids": ".protocols",
     "ParsedCall": ".replies", "ParsedReply": ".replies", "parse_reply": ".replies",
+    "ReplyStream": ".streaming", "StreamEvent": ".streaming", "parse_stream": ".streaming",
     "Finding": ".engine.report", "ValidationReport": ".engine.report",
     "builtin_rules": ".engine.rule_files", "load_rules": ".engine.rule_files",
     "RuleSet": ".engine.rules",
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers (never run)
     from .policy import Policy, load_policy
     from .protocols import UnknownProtocolError, get_protocol, protocol_ids
     from .replies import ParsedCall, ParsedReply, parse_reply
+    from .streaming import ReplyStream, StreamEvent, parse_stream
     from .engine.report import Finding, ValidationReport
     from .engine.rule_files import builtin_rules, load_rules
     from .engine.rules import RuleSet
@@ -58,6 +60,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers (never run)
 
 __all__ = [
     "CallError", "EvaluationError", "Finding", "Policy", "PolicyError", "PolicyLimits", "load_policy", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",
+    "ReplyStream", "StreamEvent", "parse_stream",
     "protocol_ids", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
     "Tool", "ToolCall", "ToolformRulesError", "Toolset", "UnknownProfileError", "ValidationReport",
     "RuleSet", "builtin_rules", "load_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",

@@ -314,6 +314,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_VALID
 
 
+def native_markdown() -> str:
+    """The model-native formats' reference of ``docs/protocols.md``: generated from the catalogue."""
+    from .protocols import get_protocol, protocol_ids
+
+    out: list[str] = []
+    for protocol_id in protocol_ids("native"):
+        protocol = get_protocol(protocol_id)
+        entry = protocol.entry  # type: ignore[attr-defined]
+        aliases = ", ".join(f"`{a}`" for a in entry.aliases) or "none"
+        values = "text, typed from the tool's schema" if protocol.info.text_values else "JSON"
+        out += [f"### `{protocol_id}` — {entry.name}", "", entry.description, "",
+                f"- aliases: {aliases}; values: {values}; entry: `rules/native/formats.yaml` line {entry.line}", "",
+                "```text", protocol.render_calls([DEMO_NESTED_CALL]), "```", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
 def protocols_markdown() -> str:
     """The per-protocol reference of ``docs/protocols.md``: generated from the registry."""
     import inspect
@@ -344,11 +360,11 @@ def cmd_protocols(args: argparse.Namespace) -> int:
     from .protocols import get_protocol, protocol_ids
 
     if args.markdown:
-        print(protocols_markdown(), end="")
+        print(native_markdown() if args.native else protocols_markdown(), end="")
         return EXIT_VALID
     call = DEMO_PROTOCOL_CALL
     blocks = []
-    for protocol_id in protocol_ids():
+    for protocol_id in protocol_ids("native" if args.native else "study"):
         protocol = get_protocol(protocol_id)
         blocks.append(f"{protocol_id}: {protocol.info.description}\n{_indent(protocol.example(call), '    ')}")
     print("\n\n".join(blocks))
@@ -767,6 +783,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     description="List the answer protocols, each with an example call.")
     protocols.add_argument("--markdown", action="store_true",
                            help="write the per-protocol reference (the generated part of docs/protocols.md)")
+    protocols.add_argument("--native", action="store_true",
+                           help="the model-native formats of the catalogue (rules/native/formats.yaml) instead")
     protocols.set_defaults(run=cmd_protocols)
 
     rules = commands.add_parser("rules", help="list a profile's rules",

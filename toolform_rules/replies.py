@@ -142,15 +142,18 @@ class ParsedReply:
 
 # --- the steps -----------------------------------------------------------------------------
 
-def remove_reasoning(text: str) -> tuple[str, bool]:
+def remove_reasoning(text: str, *, blank: bool = False) -> tuple[str, bool]:
     """``text`` without ``<think>…</think>`` blocks (also ``thinking``/``reasoning``), and whether any was removed.
 
     An unclosed block runs to the end of the text (a reply cut off while thinking holds no
     call); a closing tag whose opener the chat template already sent ends the reasoning.
-    One scan per tag, whatever the number of blocks.
+    One scan per tag, whatever the number of blocks.  ``blank``: each removed character
+    becomes a space instead, so that what is left keeps its place in the text.
 
     >>> remove_reasoning("<think>maybe f?</think>f(a=1)")
     ('f(a=1)', True)
+    >>> remove_reasoning("<think>maybe f?</think>f(a=1)", blank=True)[0].lstrip()
+    'f(a=1)'
     """
     if "<" not in text or _REASONING_MARK.search(text) is None:  # (the membership test: 5x cheaper)
         return text, False
@@ -161,13 +164,16 @@ def remove_reasoning(text: str) -> tuple[str, bool]:
         while (opened := opener.search(text, pos)) is not None:
             kept.append(text[pos:opened.start()])
             closed = closer.search(text, opened.end())
-            pos = len(text) if closed is None else closed.end()
+            end = len(text) if closed is None else closed.end()
+            if blank:
+                kept.append(" " * (end - opened.start()))
+            pos = end
         if kept:
             kept.append(text[pos:])
             text, removed = "".join(kept), True
         stray = closer.search(text)  # a closing tag whose opener the template already sent
         if stray is not None:
-            text, removed = text[stray.end():], True
+            text, removed = (" " * stray.end() if blank else "") + text[stray.end():], True
     return text, removed
 
 

@@ -19,7 +19,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from toolform_rules.cli import main as cli, protocols_markdown, rules_markdown
+from toolform_rules.cli import main as cli, native_markdown, protocols_markdown, rules_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DOC = ROOT / "docs" / "rules.md"
@@ -27,6 +27,8 @@ README = ROOT / "README.md"
 PROTOCOLS_DOC = ROOT / "docs" / "protocols.md"
 _GENERATED = re.compile(r"(<!-- generated: toolform-rules protocols --markdown -->\n)(.*?)(<!-- end of generated -->)",
                         re.S)
+_GENERATED_NATIVE = re.compile(
+    r"(<!-- generated: toolform-rules protocols --native --markdown -->\n)(.*?)(<!-- end of generated -->)", re.S)
 _CONSOLE = re.compile(r"(```console\n)(.*?)(```)", re.S)
 
 
@@ -64,6 +66,7 @@ def generated() -> dict[Path, str]:
     readme = _CONSOLE.sub(lambda m: m.group(1) + _refresh_console(m.group(2)) + m.group(3), readme)
     protocols = PROTOCOLS_DOC.read_text(encoding="utf-8")
     protocols = _GENERATED.sub(lambda m: m.group(1) + "\n" + protocols_markdown() + "\n" + m.group(3), protocols)
+    protocols = _GENERATED_NATIVE.sub(lambda m: m.group(1) + "\n" + native_markdown() + "\n" + m.group(3), protocols)
     return {RULES_DOC: rules_markdown(), README: readme, PROTOCOLS_DOC: protocols}
 
 

@@ -168,3 +168,9 @@ def test_an_entry_may_not_take_a_study_protocols_id(tmp_path: pathlib.Path) -> N
                     encoding="utf-8")
     with pytest.raises(RuleFileError, match="one of the study's protocols"):
         read_catalogue(path, frozenset(REGISTRY))
+
+
+def test_several_call_objects_in_one_hermes_tag_are_all_read() -> None:
+    text = ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "A"}}\n'
+            '{"name": "get_weather", "arguments": {"city": "B"}}\n</tool_call>')
+    assert [c.arguments for c in parse_reply(text, TOOLS, "hermes").calls] == [{"city": "A"}, {"city": "B"}]

@@ -77,6 +77,9 @@ class Protocol:
     """Base class of the answer protocols; a subclass sets ``info`` and implements the three verbs."""
 
     info: ProtocolInfo
+    #: a call's end is marked (a closing bracket or tag): text after a complete call is never part of it, so
+    #: a stream may announce the call as soon as it closes (else only when the next call begins)
+    closes_calls: bool = False
 
     @property
     def id(self) -> str:

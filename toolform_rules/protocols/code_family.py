@@ -1373,6 +1373,8 @@ class CodeFamily(Protocol):
     candidate that could not be read, no bare word read as text.
     """
 
+    closes_calls = True
+
     reader: Reader
     #: what may stand between (and around) the calls of a reply that keeps to the format
     between: Pattern[str] = BLANK

@@ -618,6 +618,8 @@ class JsonFamily(Protocol):
     read and when some were (``""``: no note then).
     """
 
+    closes_calls = True
+
     transformer: ClassVar[Transformer] = Values()
     unreadable: ClassVar[tuple[str, str]] = ("no JSON could be read", "a JSON candidate could not be read")
 

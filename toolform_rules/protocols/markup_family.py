@@ -589,6 +589,8 @@ class TagFormat(Protocol):
     So a long hostile reply costs one linear pass.
     """
 
+    closes_calls = True
+
     #: what the notes call the reply's markup; the grammar's transformer (what the linear pass builds too)
     markup = "the XML"
     tree: type[TaggedReply]

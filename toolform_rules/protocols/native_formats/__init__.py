@@ -29,7 +29,7 @@ from ...schema.toolset import Toolset
 from ..base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..reading import MAX_NOTES
 from .catalogue import FormatEntry, builtin_catalogue
-from .template import Capture, Context, first_pattern, match, render
+from .template import Capture, Context, compile_pieces, first_pattern, match, render
 
 
 def _line_column(text: str, at: int) -> str:
@@ -45,6 +45,9 @@ class NativeFormat(Protocol):
         self.info = ProtocolInfo(entry.id, entry.name, entry.description, parallel=entry.parallel,
                                  text_values=entry.values == "text")
         self._starts = re.compile(first_pattern(entry.call))
+        self._steps, self._parameter = compile_pieces(entry.call), compile_pieces(entry.parameter)
+        #: a call template is closed by its markers, unless another protocol reads its calls
+        self.closes_calls = not any(getattr(piece, "read_with", "") for piece in entry.call)
         self._reasoning = tuple((opening, closing) for opening, closing in entry.reasoning)
 
     # --- reading -------------------------------------------------------------------------------------------
@@ -70,7 +73,7 @@ class NativeFormat(Protocol):
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         entry = self.entry
-        ctx = Context(text, entry, functools.partial(self._read_with, tools=tools, limits=limits),
+        ctx = Context(text, entry, self._parameter, functools.partial(self._read_with, tools=tools, limits=limits),
                       functools.partial(self._read_input, tools=tools), tools)
         reasoning = self.reasoning_spans(text) if self._reasoning else []
         calls: list[RawCall] = []
@@ -90,10 +93,10 @@ class NativeFormat(Protocol):
                 continue
             tries += 1
             cap = Capture()
-            ctx.failed_at = -1
-            end = match(entry.call, start, cap, ctx)
+            ctx.failed_at, ctx.committed = -1, False
+            end = match(self._steps, start, cap, ctx)
             if end is None:
-                if len(notes) < MAX_NOTES and ctx.failed_at > start:
+                if len(notes) < MAX_NOTES and ctx.committed and ctx.failed_at > start:
                     notes.append(f"a call begun at {_line_column(text, start)} could not be read: "
                                  f"{_line_column(text, ctx.failed_at)}: expected {ctx.expected}")
                 at = max(head.end(), start + 1)
@@ -150,6 +153,38 @@ class NativeFormat(Protocol):
         from ..react import read_input
 
         return read_input(body, name or "", tools)[0]
+
+    def call_starts(self, text: str, start: int) -> tuple[int, str, int] | None:
+        """The first call at or after ``start`` whose name is written: (where it starts, its name, where its
+        arguments start); ``None`` when no call has got that far (for a stream, :mod:`toolform_rules.streaming`)."""
+        head = self._starts.search(text, start)
+        if head is None or not self._head_pieces:
+            return None
+        cap = Capture()
+        ctx = Context(text, self.entry, self._parameter, lambda _p, _b: [], lambda _b, _n: None, None)
+        end = match(self._head_pieces, head.start(), cap, ctx)
+        if end is None or end >= len(text):
+            return None
+        if cap.name is not None:
+            return head.start(), cap.name, end
+        named = self._json_name.search(text, end, min(len(text), end + 4096))
+        return (head.start(), named.group(2), end) if named is not None else None
+
+    @functools.cached_property
+    def _head_pieces(self) -> tuple:
+        """The call template's steps up to its first that holds arguments (what a call's head is)."""
+        from .catalogue import Slot
+
+        holding = {"arguments", "call", "calls", "parameters", "input", "dict"}
+        for index, piece in enumerate(self.entry.call):
+            if isinstance(piece, Slot) and (piece.slot in holding or piece.read_with):
+                return () if piece.read_with else self._steps[:index]
+        return ()
+
+    @functools.cached_property
+    def _json_name(self) -> "re.Pattern[str]":
+        keys = "|".join(re.escape(k) for k in self.entry.name_keys) or "[^\"\\\\]{1,256}"
+        return re.compile(rf'"({keys})"\s*:\s*"([^"\\\n]{{1,256}})"')
 
     # --- writing -------------------------------------------------------------------------------------------
 

@@ -27,7 +27,8 @@ SLOTS = {
     "id": "a call id or counter (letters, digits, _ and -), read and dropped",
     "word": "one word (a channel or content type), read and dropped",
     "arguments": "a JSON object: the call's arguments",
-    "call": "one JSON call object: its name and arguments under the entry's name_keys and argument_keys",
+    "call": "a JSON call object: its name and arguments under the entry's name_keys and argument_keys (more "
+            "objects right after it are calls too; one is rendered)",
     "calls": "JSON call objects: an array of them, or objects one after another (white space or ';' between)",
     "parameters": "the call's arguments, each written with the entry's parameter template",
     "key": "a parameter's name (in a parameter template)",
@@ -48,6 +49,9 @@ class Slot:
     read_with: str = ""
     #: what the renderer writes for an ``id`` or ``word`` slot (an ``id`` is the call's index when empty)
     text: str = ""
+    #: a ``calls`` slot: the renderer writes the call objects one after another with this between them
+    #: (JSON lines: "\n"), not as a JSON array
+    between: str = ""
 
 
 @attrs.frozen

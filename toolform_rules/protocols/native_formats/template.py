@@ -29,7 +29,7 @@ _JSON_OPENING = re.compile(r"[{\[]")
 _BRACKETS = brackets("{[", "}]")
 _CDATA, _CDATA_END = "<![CDATA[", "]]>"
 _NONE: Any = object()
-_WORD_START = r"(?<![\w.\-])(?=[A-Za-z_])"
+_LINE_START = r"(?m:^)[ \t]*+(?=[A-Za-z_])"
 
 
 class Finder:
@@ -66,23 +66,30 @@ class Capture:
         self.skipped: list[int] = []
 
     def state(self) -> tuple:
-        return (self.name, None if self.arguments is None else dict(self.arguments)
-                if isinstance(self.arguments, dict) else self.arguments,
-                None if self.calls is None else list(self.calls), self.key)
+        arguments = self.arguments
+        return (self.name, arguments, len(arguments) if isinstance(arguments, dict) else 0, self.calls, self.key)
 
     def restore(self, state: tuple) -> None:
-        self.name, self.arguments, self.calls, self.key = state
+        self.name, arguments, size, self.calls, self.key = state
+        if isinstance(arguments, dict):  # the same dict, perhaps with values added since: they go (last first)
+            while len(arguments) > size:
+                arguments.popitem()
+        self.arguments = arguments
 
 
 class Context:
     """One reply being read: the text, the entry, the finder, the furthest failure, helpers from the protocol."""
 
-    __slots__ = ("text", "entry", "finder", "failed_at", "expected", "read_with", "read_input", "tools")
+    __slots__ = ("text", "entry", "parameter", "finder", "failed_at", "expected", "committed", "read_with",
+                 "read_input", "tools")
 
-    def __init__(self, text: str, entry: FormatEntry, read_with: Callable[[str, str], list[tuple[str, Any]]],
-                 read_input: Callable[[str, str | None], Any], tools: Any) -> None:
-        self.text, self.entry, self.finder = text, entry, Finder(text)
+    def __init__(self, text: str, entry: FormatEntry, parameter: tuple[tuple, ...],
+                 read_with: Callable[[str, str], list[tuple[str, Any]]], read_input: Callable[[str, str | None], Any],
+                 tools: Any) -> None:
+        self.text, self.entry, self.parameter, self.finder = text, entry, parameter, Finder(text)
         self.failed_at, self.expected = -1, ""
+        #: the candidate has matched a marker or begun its arguments: its failure is worth a note
+        self.committed = False
         self.read_with, self.read_input, self.tools = read_with, read_input, tools
 
     def fail(self, at: int, expected: str) -> None:
@@ -90,35 +97,58 @@ class Context:
             self.failed_at, self.expected = at, expected
 
 
-def match(pieces: tuple[Piece, ...], at: int, cap: Capture, ctx: Context) -> int | None:
-    """Where ``pieces`` matched from ``at`` end, or ``None`` (``ctx`` keeps the furthest failure)."""
-    text = ctx.text
+# A template compiled for reading: a tuple of steps, each a tuple whose first item says what it is.
+LITERAL, BLANK, SLOT, OPTIONAL, EITHER = range(5)
+
+
+def compile_pieces(pieces: tuple[Piece, ...]) -> tuple[tuple, ...]:
+    """``pieces`` as steps: a literal (without its leading white space), white space, a slot (with the literals
+    that may follow it and the pattern of its text), an optional run, a choice."""
+    steps: list[tuple] = []
     for index, piece in enumerate(pieces):
-        if piece.__class__ is str:
-            start = _WS.match(text, at).end()  # type: ignore[union-attr]
-            if piece <= " " or piece[0].isspace():  # white space the renderer writes: any (or none) is read
-                if piece.isspace():
-                    at = start
-                    continue
-                piece = piece.lstrip()  # type: ignore[union-attr]
-            if not text.startswith(piece, start):  # type: ignore[arg-type]
-                ctx.fail(start, repr(piece))
-                return None
-            at = start + len(piece)  # type: ignore[arg-type]
+        if isinstance(piece, str):
+            steps.append((BLANK,) if piece.isspace() else (LITERAL, piece.lstrip()))
         elif isinstance(piece, Slot):
-            end = _slot(piece, pieces, index, at, cap, ctx)
+            following = following_literals(pieces, index)
+            pattern = {"id": _ID, "word": _WORD, "key": _KEY}.get(piece.slot) or (
+                _NAME_NO_COLON if following is not None and following[0][0][:1] == ":" else _NAME)
+            steps.append((SLOT, piece.slot, piece.read_with, following, pattern))
+        elif isinstance(piece, Optional_):
+            steps.append((OPTIONAL, compile_pieces(piece.optional)))
+        else:
+            steps.append((EITHER, tuple(compile_pieces(alternative) for alternative in piece.either)))
+    return tuple(steps)
+
+
+def match(steps: tuple[tuple, ...], at: int, cap: Capture, ctx: Context) -> int | None:
+    """Where ``steps`` matched from ``at`` end, or ``None`` (``ctx`` keeps the furthest failure)."""
+    text = ctx.text
+    for step in steps:
+        kind = step[0]
+        if kind == LITERAL:
+            start = _WS.match(text, at).end()  # type: ignore[union-attr]
+            literal = step[1]
+            if not text.startswith(literal, start):
+                ctx.fail(start, repr(literal))
+                return None
+            at = start + len(literal)
+            ctx.committed = True
+        elif kind == BLANK:
+            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+        elif kind == SLOT:
+            end = _slot(step, at, cap, ctx)
             if end is None:
                 return None
             at = end
-        elif isinstance(piece, Optional_):
+        elif kind == OPTIONAL:
             saved = cap.state()
-            end = match(piece.optional, at, cap, ctx)
+            end = match(step[1], at, cap, ctx)
             if end is None:
                 cap.restore(saved)
             else:
                 at = end
         else:
-            for alternative in piece.either:  # type: ignore[union-attr]
+            for alternative in step[1]:
                 saved = cap.state()
                 end = match(alternative, at, cap, ctx)
                 if end is not None:
@@ -169,9 +199,11 @@ def call_of(obj: Any, entry: FormatEntry) -> tuple[str, Any] | None:
     return name, arguments
 
 
-def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capture, ctx: Context) -> int | None:
-    text, entry, kind = ctx.text, ctx.entry, piece.slot
-    if kind in UNTIL_LITERAL or piece.read_with:
+def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
+    _, kind, read_with, following, pattern = step
+    text, entry = ctx.text, ctx.entry
+    if kind in UNTIL_LITERAL or read_with:
+        ctx.committed = True
         cdata = kind == "value" and text.startswith(_CDATA, at)
         if cdata:  # <![CDATA[...]]>: the value may hold the closing tag
             close = ctx.finder.find(_CDATA_END, at + len(_CDATA))
@@ -182,7 +214,6 @@ def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capt
                 cap.arguments = {}
             cap.arguments[cap.key] = text[at + len(_CDATA):close]
             return close + len(_CDATA_END)
-        following = following_literals(pieces, index)
         if following is None:
             end = len(text)
         else:
@@ -194,8 +225,8 @@ def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capt
                     return None
                 end = len(text)
         body = text[at:end]
-        if piece.read_with:
-            cap.calls = (cap.calls or []) + ctx.read_with(piece.read_with, body)
+        if read_with:
+            cap.calls = (cap.calls or []) + ctx.read_with(read_with, body)
         elif kind == "value":
             if entry.value_trim == "newline":
                 body = body[1:] if body[:1] == "\n" else body
@@ -208,9 +239,6 @@ def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capt
         return end
     at = _WS.match(text, at).end()  # type: ignore[union-attr]
     if kind == "name" or kind == "id" or kind == "word" or kind == "key":
-        following = following_literals(pieces, index)
-        pattern = {"id": _ID, "word": _WORD, "key": _KEY}.get(kind) or (
-            _NAME_NO_COLON if following is not None and following[0][0][:1] == ":" else _NAME)
         found = pattern.match(text, at)
         if found is None:
             ctx.fail(at, f"a {'tool name' if kind == 'name' else kind}")
@@ -224,6 +252,7 @@ def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capt
                 ctx.fail(at, repr(cap.key))
                 return None
         return found.end()
+    ctx.committed = True  # (what follows reads arguments: a failure from here on is worth a note)
     if kind == "arguments":
         read = _json_at(text, at, ctx, "a JSON object")
         if read is None:
@@ -239,7 +268,7 @@ def _slot(piece: Slot, pieces: tuple[Piece, ...], index: int, at: int, cap: Capt
         cap.arguments = {} if cap.arguments is None else cap.arguments
         while True:
             cap.key = None
-            after = match(entry.parameter, at, cap, ctx)
+            after = match(ctx.parameter, at, cap, ctx)
             if after is None or after == at:
                 return at
             at = after
@@ -269,13 +298,9 @@ def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
     if read is None:
         return None
     value, end = read
-    if kind == "call":
-        found = call_of(value, entry)
-        if found is None:
-            ctx.fail(at, "a JSON object naming a tool")
-            return None
-        cap.name, cap.arguments = found
-        return end
+    if kind == "call" and call_of(value, entry) is None:  # (objects after the first are read as for calls)
+        ctx.fail(at, "a JSON object naming a tool")
+        return None
     calls: list[tuple[str, Any]] = []
     pending: Any = value
     while True:
@@ -320,8 +345,8 @@ def first_pattern(pieces: tuple[Piece, ...]) -> str:
         return "|".join(first_pattern(alternative + rest) for alternative in head.either)
     if head.read_with:  # another protocol reads the reply: from its start
         return r"\A"
-    if head.slot == "name":
-        return _WORD_START
+    if head.slot == "name":  # a name written first stands at a line's start (Functionary)
+        return _LINE_START
     if head.slot in ("arguments", "call", "calls"):
         return r"[{\[]"
     return ""
@@ -370,7 +395,8 @@ def _render_slot(piece: Slot, entry: FormatEntry, call: Any, index: int, calls: 
     if kind == "call":
         return _json(_call_object(entry, call))
     if kind == "calls":
-        return _json([_call_object(entry, c) for c in calls])
+        objects = [_call_object(entry, c) for c in calls]
+        return piece.between.join(map(_json, objects)) if piece.between else _json(objects)
     if kind == "parameters":
         return "".join(render(entry.parameter, entry, call, index, calls, k, v, protocol_of)
                        for k, v in arguments.items())

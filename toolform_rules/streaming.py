@@ -1,0 +1,209 @@
+"""Reading a reply while it streams in: events as its calls appear, then the same result as ``parse_reply``.
+
+``parse_stream(tools, protocol)`` returns a :class:`ReplyStream`.  ``feed(chunk)`` takes the
+next piece of the reply and returns what it revealed — a call started (with its name), its
+argument text as it arrives, a call complete (graded and validated, as ``parse_reply``
+grades it) — and ``close()`` returns the :class:`~toolform_rules.replies.ParsedReply` of the
+whole text, equal to ``parse_reply(whole_text, ...)`` with the same options, however the
+reply was cut into chunks.
+
+A feed does little: it keeps the chunk and, when the chunk holds a character that can end a
+call (a closing bracket, tag or line) and the text not yet settled has grown by a quarter
+since the last look, reads that text once more.  A call is announced as done once text
+follows it that it did not take — in a format whose calls a marker closes (JSON, tags, Python
+calls: ``Protocol.closes_calls``) — else once the next call begins; what the end of the reply
+completes is announced by ``close()`` in ``final_events``.  So the text is read a bounded number of
+times in all (each look reads at least a quarter more than the last), whatever the
+chunking: feeding a reply one character at a time costs a small multiple of one
+``parse_reply`` (``bench/stream.py``).  A model-native format also announces a call as soon
+as its name is written, and then its argument text as it arrives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import attrs
+
+from .limits import DEFAULT_LIMITS, Limits
+from .protocols import get_protocol
+from .protocols.base import RawCall
+from .replies import ParsedCall, ParsedReply, _extract, _grade, parse_reply, remove_reasoning
+from .schema.loaders import load_tools
+from .schema.toolset import Toolset
+
+#: what may end a call in any protocol: a closing bracket, the end of a tag, the end of a line
+_ENDS_A_CALL = frozenset("}])>\n")
+#: what may end a model-native format's call head (its name): markers and line ends too
+_ENDS_A_HEAD = frozenset("}])>\n:|\"=")
+#: the share by which the unsettled text must have grown before it is read again
+GROWTH = 4
+
+
+class StreamEvent(NamedTuple):
+    """What a chunk revealed: ``call_started`` (``name``), ``arguments`` (``text``: the call's argument text
+    that arrived, raw), ``call_done`` (``call``: the call graded and validated). ``number``: the call's number
+    in the reply, from 0.  (A named tuple: a stream fed a character at a time makes one per character.)"""
+
+    kind: str
+    number: int
+    name: str = ""
+    text: str = ""
+    call: ParsedCall | None = None
+
+
+class ReplyStream:
+    """One reply being read as it arrives; see :func:`parse_stream`."""
+
+    def __init__(self, tools: Any, protocol_id: str, *, limits: Limits = DEFAULT_LIMITS, **options: Any) -> None:
+        self._toolset = tools if isinstance(tools, Toolset) else load_tools(tools, limits=limits)
+        self._protocol_id, self._protocol = protocol_id, get_protocol(protocol_id)
+        self._limits, self._options = limits, options
+        # a look reads unfinished text: the grammars, there to word a note or read what the fast readers
+        # cannot, would run on every unfinished call; what only they read is announced by close()
+        self._look_limits = attrs.evolve(limits, reply_grammar_chars=0)
+        self._chunks: list[str] = []
+        self._size = 0
+        self._settled = 0  # the text before it holds no call still to be announced
+        self._looked = 0  # how much unsettled text the last look read
+        self._sought = 0  # how much unsettled text the last search for a call's head read
+        self._calls = 0  # calls announced as done
+        self._done: list[ParsedCall] = []
+        self._head: tuple[int, int, int] | None = None  # the call announced as started: (start, index, sent up to)
+        self._starts = getattr(self._protocol, "call_starts", None)
+        self._closed = False
+        #: the last look found a call that closed at the end of the text: the next chunk says whether it is done
+        self._ends_a_call = False
+
+    # --- the text -------------------------------------------------------------------------------------------
+
+    def _text(self) -> str:
+        """Everything fed so far (joined only when read: a feed only keeps its chunk)."""
+        if len(self._chunks) > 1:
+            self._chunks = ["".join(self._chunks)]
+        return self._chunks[0] if self._chunks else ""
+
+    # --- feeding -------------------------------------------------------------------------------------------
+
+    def feed(self, chunk: str) -> list[StreamEvent]:
+        """Take the next piece of the reply; the events it revealed (often none).
+
+        >>> from toolform_rules import sample_toolset
+        >>> stream = parse_stream(sample_toolset(), "hermes")
+        >>> [e.kind for e in stream.feed('<tool_call>{"name": "legal_draft_v3", ')]
+        ['call_started', 'arguments']
+        >>> [(e.kind, e.call.valid if e.call else None) for e in stream.feed('"arguments": {}}</tool_call>\\n')]
+        [('arguments', None), ('call_done', False)]
+        >>> len(stream.close().calls), stream.final_events
+        (1, [])
+        """
+        if chunk.__class__ is not str or self._closed:
+            if self._closed:
+                raise ValueError("the stream is closed")
+            chunk = bytes(chunk).decode("utf-8", errors="replace") if isinstance(chunk, (bytes, bytearray)) \
+                else str(chunk)
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        head = self._head  # the announced call's argument text goes on: this chunk is the next of it
+        events = [StreamEvent("arguments", head[1], "", chunk)] if head is not None else []
+        # (a feed of one character is the common case and the costly one: set tests, no regex)
+        if self._ends_a_call or not _ENDS_A_CALL.isdisjoint(chunk):
+            unsettled = self._size - self._settled
+            if self._ends_a_call or unsettled >= self._looked + max(1, self._looked // GROWTH):
+                events += self._look()
+        if head is None and self._starts is not None and self._head is None and \
+                not _ENDS_A_HEAD.isdisjoint(chunk):
+            unsettled = self._size - self._settled
+            if unsettled >= self._sought + max(1, self._sought // GROWTH):
+                events += self._announce()
+        return events
+
+    def _announce(self) -> list[StreamEvent]:
+        """A model-native call whose name is written: announced, with its argument text so far."""
+        text = self._text()
+        self._sought = len(text) - self._settled
+        found = self._starts(text, self._settled)  # type: ignore[misc]
+        if found is None:
+            return []
+        start, name, arguments_at = found
+        self._head = (start, self._calls, arguments_at)
+        return [StreamEvent("call_started", self._calls, name=name),
+                StreamEvent("arguments", self._calls, text=text[arguments_at:])]
+
+    def _look(self) -> list[StreamEvent]:
+        """Read the unsettled text once more; announce the calls in it that are complete."""
+        text = self._text()
+        region = text[self._settled:]
+        self._looked = len(region)
+        masked = remove_reasoning(region, blank=True)[0]
+        extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
+        calls = [raw for raw in extraction.calls if raw.span is not None]
+        last = calls[-1] if calls else None
+        # (once: a call that again ends where the text does is taking in what arrives, not closed)
+        self._ends_a_call = not self._ends_a_call and last is not None and self._protocol.closes_calls and \
+            last.span[1] == len(region)  # type: ignore[index]
+        if last is not None and not (self._protocol.closes_calls and last.span[1] < len(region)):  # type: ignore[index]
+            # a call whose end no marker closes may go on in the next chunk: done when the next call begins
+            calls = [raw for raw in calls if raw.span[1] <= last.span[0]]  # type: ignore[index]
+        complete = calls
+        if not complete:
+            return []
+        events: list[StreamEvent] = []
+        for raw in complete:
+            call = self._grade(raw)
+            self._done.append(call)
+            if self._head is None or self._head[1] != self._calls:  # (else announced, its text sent by feed)
+                events.append(StreamEvent("call_started", self._calls, name=raw.name))
+            events.append(StreamEvent("call_done", self._calls, name=raw.name, call=call))
+            self._calls += 1
+            self._head = None
+        self._settled += max(raw.span[1] for raw in complete)  # type: ignore[index]
+        self._looked = self._sought = 0
+        return events
+
+    def _grade(self, raw: RawCall) -> ParsedCall:
+        options = self._options
+        return _grade(raw, self._toolset, rule=options.get("rule", "main"), text_values=self._protocol.info.text_values,
+                      lenient="", validate=options.get("validate", True), profile=options.get("profile", "sdk"),
+                      rules=options.get("rules"), limits=self._limits, policy=options.get("policy"))
+
+    def close(self) -> ParsedReply:
+        """The whole reply, read: ``parse_reply`` of everything fed, with the stream's options.
+
+        The calls the events had not announced as done by then (a call that only the end of the reply
+        closes, in a format whose calls no marker closes) are announced in :attr:`final_events`
+        (accepted calls, then refused ones).
+        """
+        self._closed = True
+        reply = parse_reply(self._text(), self._toolset, self._protocol_id, limits=self._limits, **self._options)
+        unannounced = list(reply.calls) + list(reply.rejected)
+        for call in self._done:  # (equal calls are equal dicts: one announced call takes one of them)
+            if call in unannounced:
+                unannounced.remove(call)
+        events: list[StreamEvent] = []
+        for index, call in enumerate(unannounced, start=self._calls):
+            if self._head is None or self._head[1] != index:  # (a call already announced as started is not again)
+                events.append(StreamEvent("call_started", index, name=call.name))
+            events.append(StreamEvent("call_done", index, name=call.name, call=call))
+        self.final_events: list[StreamEvent] = events
+        return reply
+
+
+def parse_stream(tools: Any, protocol_id: str, *, limits: Limits = DEFAULT_LIMITS, **options: Any) -> ReplyStream:
+    """A reader of one reply in ``protocol_id`` as it streams in (``options``: those of ``parse_reply``).
+
+    >>> from toolform_rules import sample_toolset
+    >>> stream = parse_stream(sample_toolset(), "json_object")
+    >>> for piece in ['Sure. {"name": "legal_draft_v3", ', '"arguments": {"counterparty": "Acme", ',
+    ...               '"value": 5, "term_months": 12}}', ' Anything else?']:
+    ...     for event in stream.feed(piece):
+    ...         print(event.kind, event.name, event.call.valid if event.call else "")
+    call_started legal_draft_v3 
+    call_done legal_draft_v3 True
+    >>> stream.close().calls[0].arguments["value"]
+    5
+    """
+    return ReplyStream(tools, protocol_id, limits=limits, **options)
+
+
+__all__ = ["ReplyStream", "StreamEvent", "parse_stream"]
