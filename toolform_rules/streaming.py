@@ -62,7 +62,8 @@ class ReplyStream:
         # a look reads unfinished text: the grammars, there to word a note or read what the fast readers
         # cannot, would run on every unfinished call; what only they read is announced by close()
         self._look_limits = attrs.evolve(limits, reply_grammar_chars=0)
-        self._chunks: list[str] = []
+        self._chunks: list[str] = []  # the text from ``_settled`` on, as fed
+        self._settled_text: list[str] = []  # the text before ``_settled``
         self._size = 0
         self._settled = 0  # the text before it holds no call still to be announced
         self._looked = 0  # how much unsettled text the last look read
@@ -77,11 +78,18 @@ class ReplyStream:
 
     # --- the text -------------------------------------------------------------------------------------------
 
-    def _text(self) -> str:
-        """Everything fed so far (joined only when read: a feed only keeps its chunk)."""
+    def _unsettled(self) -> str:
+        """The text not yet settled (joined only when read: a feed only keeps its chunk)."""
         if len(self._chunks) > 1:
             self._chunks = ["".join(self._chunks)]
         return self._chunks[0] if self._chunks else ""
+
+    def _settle(self, length: int) -> None:
+        """The first ``length`` characters of the unsettled text hold no call still to be announced."""
+        region = self._unsettled()
+        self._settled_text.append(region[:length])
+        self._chunks = [region[length:]]
+        self._settled += length
 
     # --- feeding -------------------------------------------------------------------------------------------
 
@@ -105,9 +113,13 @@ class ReplyStream:
         self._chunks.append(chunk)
         self._size += len(chunk)
         head = self._head  # the announced call's argument text goes on: this chunk is the next of it
+        # (a feed of one character is the common case and the costly one: set tests, no regex, and out early)
+        ends = not _ENDS_A_CALL.isdisjoint(chunk)
+        if not ends and not self._ends_a_call and (head is not None or self._starts is None or
+                                                    _ENDS_A_HEAD.isdisjoint(chunk)):
+            return [StreamEvent("arguments", head[1], "", chunk)] if head is not None else []
         events = [StreamEvent("arguments", head[1], "", chunk)] if head is not None else []
-        # (a feed of one character is the common case and the costly one: set tests, no regex)
-        if self._ends_a_call or not _ENDS_A_CALL.isdisjoint(chunk):
+        if self._ends_a_call or ends:
             unsettled = self._size - self._settled
             if self._ends_a_call or unsettled >= self._looked + max(1, self._looked // GROWTH):
                 events += self._look()
@@ -120,9 +132,9 @@ class ReplyStream:
 
     def _announce(self) -> list[StreamEvent]:
         """A model-native call whose name is written: announced, with its argument text so far."""
-        text = self._text()
-        self._sought = len(text) - self._settled
-        found = self._starts(text, self._settled)  # type: ignore[misc]
+        text = self._unsettled()
+        self._sought = len(text)
+        found = self._starts(text, 0)  # type: ignore[misc]
         if found is None:
             return []
         start, name, arguments_at = found
@@ -132,8 +144,7 @@ class ReplyStream:
 
     def _look(self) -> list[StreamEvent]:
         """Read the unsettled text once more; announce the calls in it that are complete."""
-        text = self._text()
-        region = text[self._settled:]
+        region = self._unsettled()
         self._looked = len(region)
         masked = remove_reasoning(region, blank=True)[0]
         extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
@@ -157,7 +168,7 @@ class ReplyStream:
             events.append(StreamEvent("call_done", self._calls, name=raw.name, call=call))
             self._calls += 1
             self._head = None
-        self._settled += max(raw.span[1] for raw in complete)  # type: ignore[index]
+        self._settle(max(raw.span[1] for raw in complete))  # type: ignore[index]
         self._looked = self._sought = 0
         return events
 
@@ -175,7 +186,8 @@ class ReplyStream:
         (accepted calls, then refused ones).
         """
         self._closed = True
-        reply = parse_reply(self._text(), self._toolset, self._protocol_id, limits=self._limits, **self._options)
+        text = "".join(self._settled_text + self._chunks)
+        reply = parse_reply(text, self._toolset, self._protocol_id, limits=self._limits, **self._options)
         unannounced = list(reply.calls) + list(reply.rejected)
         for call in self._done:  # (equal calls are equal dicts: one announced call takes one of them)
             if call in unannounced:

@@ -29,7 +29,7 @@ from ...schema.toolset import Toolset
 from ..base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..reading import MAX_NOTES
 from .catalogue import FormatEntry, builtin_catalogue
-from .template import Capture, Context, compile_pieces, first_pattern, match, render
+from .template import Capture, Context, compile_pieces, first_pattern, flat, match, render
 
 
 def _line_column(text: str, at: int) -> str:
@@ -46,6 +46,7 @@ class NativeFormat(Protocol):
                                  text_values=entry.values == "text")
         self._starts = re.compile(first_pattern(entry.call))
         self._steps, self._parameter = compile_pieces(entry.call), compile_pieces(entry.parameter)
+        self._flat_parameter = flat(self._parameter) if self._parameter else None
         #: a call template is closed by its markers, unless another protocol reads its calls
         self.closes_calls = not any(getattr(piece, "read_with", "") for piece in entry.call)
         self._reasoning = tuple((opening, closing) for opening, closing in entry.reasoning)
@@ -73,8 +74,8 @@ class NativeFormat(Protocol):
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         entry = self.entry
-        ctx = Context(text, entry, self._parameter, functools.partial(self._read_with, tools=tools, limits=limits),
-                      functools.partial(self._read_input, tools=tools), tools)
+        ctx = Context(text, entry, self._parameter, self._flat_parameter, self._read_with, self._read_input, tools,
+                      limits)
         reasoning = self.reasoning_spans(text) if self._reasoning else []
         calls: list[RawCall] = []
         notes: list[str] = []
@@ -115,7 +116,7 @@ class NativeFormat(Protocol):
                 found.append((cap.name, cap.arguments if cap.arguments is not None else {}))
             for name, arguments in found:
                 if isinstance(arguments, str):  # an input written as text: the tool's one text parameter
-                    arguments = self._read_input(arguments, name, tools=tools)
+                    arguments = self._read_input(arguments, name, tools)
                 if isinstance(arguments, dict):
                     calls.append(RawCall(name, arguments, (start, end)))
                 elif len(notes) < MAX_NOTES:
@@ -144,12 +145,11 @@ class NativeFormat(Protocol):
             content = content.replace(marker, "")
         return content.strip()
 
-    def _read_with(self, protocol_id: str, body: str, *, tools: Toolset | None, limits: Limits
-                   ) -> list[tuple[str, Any]]:
+    def _read_with(self, protocol_id: str, body: str, tools: Toolset | None, limits: Limits) -> list[tuple[str, Any]]:
         return [(c.name, c.arguments) for c in self.protocol_of(protocol_id).parse(body, tools, limits=limits).calls]
 
     @staticmethod
-    def _read_input(body: str, name: str | None, *, tools: Toolset | None) -> Any:
+    def _read_input(body: str, name: str | None, tools: Toolset | None) -> Any:
         from ..react import read_input
 
         return read_input(body, name or "", tools)[0]
@@ -161,7 +161,7 @@ class NativeFormat(Protocol):
         if head is None or not self._head_pieces:
             return None
         cap = Capture()
-        ctx = Context(text, self.entry, self._parameter, lambda _p, _b: [], lambda _b, _n: None, None)
+        ctx = Context(text, self.entry, self._parameter, self._flat_parameter, lambda *_: [], lambda *_: None, None)
         end = match(self._head_pieces, head.start(), cap, ctx)
         if end is None or end >= len(text):
             return None

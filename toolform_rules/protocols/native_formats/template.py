@@ -18,6 +18,8 @@ from ..values import brackets, group_end
 from .catalogue import UNTIL_LITERAL, Either, FormatEntry, Optional_, Piece, Slot, following_literals
 
 _WS = re.compile(r"\s*+")
+#: the white space a reply holds between pieces, tested one character at a time before the regex is run
+_SPACE = frozenset(" \t\r\n\f\v")
 _NAME = re.compile(r"[A-Za-z_][\w.:\-]{0,255}")
 _NAME_NO_COLON = re.compile(r"[A-Za-z_][\w.\-]{0,255}")
 _ID = re.compile(r"[\w\-]{1,64}")
@@ -80,13 +82,14 @@ class Capture:
 class Context:
     """One reply being read: the text, the entry, the finder, the furthest failure, helpers from the protocol."""
 
-    __slots__ = ("text", "entry", "parameter", "finder", "failed_at", "expected", "committed", "read_with",
-                 "read_input", "tools")
+    __slots__ = ("text", "entry", "parameter", "flat_parameter", "finder", "failed_at", "expected", "committed",
+                 "read_with", "read_input", "tools", "limits")
 
     def __init__(self, text: str, entry: FormatEntry, parameter: tuple[tuple, ...],
-                 read_with: Callable[[str, str], list[tuple[str, Any]]], read_input: Callable[[str, str | None], Any],
-                 tools: Any) -> None:
+                 flat_parameter: tuple[tuple, ...] | None, read_with: Callable[..., list[tuple[str, Any]]],
+                 read_input: Callable[..., Any], tools: Any, limits: Any = None) -> None:
         self.text, self.entry, self.parameter, self.finder = text, entry, parameter, Finder(text)
+        self.flat_parameter, self.limits = flat_parameter, limits
         self.failed_at, self.expected = -1, ""
         #: the candidate has matched a marker or begun its arguments: its failure is worth a note
         self.committed = False
@@ -126,7 +129,7 @@ def match(steps: tuple[tuple, ...], at: int, cap: Capture, ctx: Context) -> int 
     for step in steps:
         kind = step[0]
         if kind == LITERAL:
-            start = _WS.match(text, at).end()  # type: ignore[union-attr]
+            start = _WS.match(text, at).end() if text[at:at + 1] in _SPACE else at  # type: ignore[union-attr]
             literal = step[1]
             if not text.startswith(literal, start):
                 ctx.fail(start, repr(literal))
@@ -134,7 +137,8 @@ def match(steps: tuple[tuple, ...], at: int, cap: Capture, ctx: Context) -> int 
             at = start + len(literal)
             ctx.committed = True
         elif kind == BLANK:
-            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            if text[at:at + 1] in _SPACE:
+                at = _WS.match(text, at).end()  # type: ignore[union-attr]
         elif kind == SLOT:
             end = _slot(step, at, cap, ctx)
             if end is None:
@@ -185,11 +189,19 @@ def call_of(obj: Any, entry: FormatEntry) -> tuple[str, Any] | None:
             if isinstance(key, str) and isinstance(value, dict):
                 return key, value
         return None
-    name = next((obj[k] for k in entry.name_keys if isinstance(obj.get(k), str)), None)
-    if name is None:
+    name = None
+    for key in entry.name_keys:
+        name = obj.get(key)
+        if name.__class__ is str:
+            break
+    else:
         function = obj.get("function")  # {"type": "function", "function": {...}}
         return call_of(function, entry) if isinstance(function, dict) else None
-    arguments: Any = next((obj[k] for k in entry.argument_keys if k in obj), {})
+    arguments: Any = {}
+    for key in entry.argument_keys:
+        if key in obj:
+            arguments = obj[key]
+            break
     if isinstance(arguments, str):  # arguments written as a JSON string (Granite 4, OpenAI's wire format)
         try:
             decoded = json.loads(arguments)
@@ -226,7 +238,7 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
                 end = len(text)
         body = text[at:end]
         if read_with:
-            cap.calls = (cap.calls or []) + ctx.read_with(read_with, body)
+            cap.calls = (cap.calls or []) + ctx.read_with(read_with, body, ctx.tools, ctx.limits)
         elif kind == "value":
             if entry.value_trim == "newline":
                 body = body[1:] if body[:1] == "\n" else body
@@ -235,7 +247,7 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
                 cap.arguments = {}
             cap.arguments[cap.key] = body
         else:  # input
-            cap.arguments = ctx.read_input(body, cap.name)
+            cap.arguments = ctx.read_input(body, cap.name, ctx.tools)
         return end
     at = _WS.match(text, at).end()  # type: ignore[union-attr]
     if kind == "name" or kind == "id" or kind == "word" or kind == "key":
@@ -266,6 +278,8 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
         return _calls(kind, at, cap, ctx)
     if kind == "parameters":
         cap.arguments = {} if cap.arguments is None else cap.arguments
+        if ctx.flat_parameter is not None:
+            return _flat_parameters(ctx.flat_parameter, at, cap, ctx)
         while True:
             cap.key = None
             after = match(ctx.parameter, at, cap, ctx)
@@ -283,6 +297,67 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
         return after
     ctx.fail(at, kind)  # (the catalogue refuses unknown slots)
     return None
+
+
+def flat(steps: tuple[tuple, ...]) -> tuple[tuple, ...] | None:
+    """``steps`` when they are literals, white space, keys and values only (most parameter templates), each
+    value followed by a literal: what :func:`_flat_parameters` reads in one loop; else ``None``."""
+    for index, step in enumerate(steps):
+        if step[0] == SLOT and step[1] not in ("key", "value") or step[0] in (OPTIONAL, EITHER):
+            return None
+        if step[0] == SLOT and step[1] == "value" and (index + 1 >= len(steps) or steps[index + 1][0] != LITERAL):
+            return None
+    return steps
+
+
+def _flat_parameters(steps: tuple[tuple, ...], at: int, cap: Capture, ctx: Context) -> int:
+    """The parameters written one after another from ``at`` with a flat template; where they end.  (What
+    :func:`match` does for each, without its calls: a parameter is most of a text-valued call.)"""
+    text, arguments, trim = ctx.text, cap.arguments, ctx.entry.value_trim == "newline"
+    find = ctx.finder.find
+    while True:
+        pos, key = at, None
+        for index, step in enumerate(steps):
+            kind = step[0]
+            if kind == BLANK or kind == LITERAL:
+                if text[pos:pos + 1] in _SPACE:
+                    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+                if kind == LITERAL:
+                    if not text.startswith(step[1], pos):
+                        ctx.fail(pos, repr(step[1]))
+                        return at
+                    pos += len(step[1])
+            elif step[1] == "key":
+                if text[pos:pos + 1] in _SPACE:
+                    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+                found = step[4].match(text, pos)
+                if found is None or key is not None and found.group() != key:
+                    ctx.fail(pos, "a key" if key is None else repr(key))
+                    return at
+                key, pos = found.group(), found.end()
+            else:  # a value, up to the literal that follows it
+                ctx.committed = True
+                if text.startswith(_CDATA, pos):
+                    close = find(_CDATA_END, pos + len(_CDATA))
+                    if close < 0:
+                        ctx.fail(len(text), repr(_CDATA_END))
+                        return at
+                    arguments[key] = text[pos + len(_CDATA):close]
+                    pos = close + len(_CDATA_END)
+                    continue
+                end = find(steps[index + 1][1], pos)
+                if end < 0:
+                    ctx.fail(len(text), repr(steps[index + 1][1]))
+                    return at
+                body = text[pos:end]
+                if trim:
+                    body = body[1:] if body[:1] == "\n" else body
+                    body = body[:-1] if body[-1:] == "\n" else body
+                arguments[key] = body
+                pos = end
+        if pos == at:
+            return at
+        at = pos
 
 
 def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
