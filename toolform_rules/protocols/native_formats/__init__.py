@@ -108,8 +108,9 @@ class NativeFormat(Protocol):
                 only = list(tools.names()) if tools is not None else []
                 if len(only) == 1:
                     cap.name = only[0]
-                    notes.append(f"the call at {_line_column(text, start)} names no tool; read as the only one, "
-                                 f"{only[0]!r}")
+                    if len(notes) < MAX_NOTES:
+                        notes.append(f"the call at {_line_column(text, start)} names no tool; read as the only "
+                                     f"one, {only[0]!r}")
                 elif len(notes) < MAX_NOTES:
                     notes.append(f"the call at {_line_column(text, start)} names no tool")
             if cap.name is not None:
