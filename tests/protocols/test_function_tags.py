@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
 from support.compare import equal_json
+from support.growth import assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.function_tags import _OWN_TAG, _canonical, _from_tree
+from toolform_rules.protocols.function_tags import _OWN_TAG, _canonical, _from_tree, _scan_or_stop
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.markup_family import text_of
+from toolform_rules.protocols.markup_family import Stopped, text_of
 
 PROTOCOL = get_protocol("function_tags")
 
@@ -191,3 +194,125 @@ def test_never_raises_on_any_text(text: str) -> None:
 def test_nasty_text_is_answered(name: str) -> None:
     """No nasty reply holds a call in <function=...> tags: each is answered with no calls and a note."""
     assert_total(PROTOCOL, NASTY[name], malformed=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# a missing opening <tool_call>: replies from serving engines' test suites (engine_cases.jsonl)
+
+ENGINE_TOOLSET = toolset_for([
+    {"name": "special_function", "parameters": {"type": "object", "properties": {"arg1": {"type": "integer"}}}},
+    {"name": "special_function_with_opt", "parameters": {"type": "object", "properties": {
+        "arg1": {"type": "integer"}, "arg2": {"type": "integer"}}}},
+    {"name": "get_current_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "state": {"type": "string"}, "unit": {"type": "string"}}}}])
+SKIPPED_OPENING = {
+    # vLLM's qwen3_coder parser tests (a streaming variant): prose, then a call without its <tool_call>
+    "42bb7b511848": ("I'll check the weather for you.\n\n‹function=get_current_weather›\n‹parameter=city›\nDallas\n"
+                     "‹/parameter›\n‹parameter=state›\nTX\n‹/parameter›\n‹parameter=unit›\nfahrenheit\n‹/parameter›\n"
+                     "‹/function›\n‹/tool_call›",
+                     [("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})]),
+    # llama.cpp's Qwen3-Coder template: the model starts with <function=...>
+    "6c7a5e38f445": ("‹function=special_function›\n‹parameter=arg1›\n1\n‹/parameter›\n‹/function›\n‹/tool_call›",
+                     [("special_function", {"arg1": 1})]),
+    # ... and only the first of several calls skips it; the later ones keep </tool_call>\n<tool_call>
+    "395c8ad41816": ("‹function=special_function›\n‹parameter=arg1›\n1\n‹/parameter›\n‹/function›\n‹/tool_call›\n"
+                     "‹tool_call›\n‹function=special_function_with_opt›\n‹parameter=arg1›\n1\n‹/parameter›\n"
+                     "‹parameter=arg2›\n2\n‹/parameter›\n‹/function›\n‹/tool_call›",
+                     [("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})]),
+}
+
+
+@pytest.mark.parametrize("key", SKIPPED_OPENING)
+def test_engine_replies_without_the_opening_tool_call_are_read_as_the_engine_reads_them(key: str) -> None:
+    """The </tool_call> of a call whose <tool_call> the model skipped is noted, not read as prose."""
+    text, want = X(SKIPPED_OPENING[key][0]), SKIPPED_OPENING[key][1]
+    assert hashlib.sha256(text.encode()).hexdigest()[:12] == key
+    assert_calls(read_calls(PROTOCOL, text, ENGINE_TOOLSET), want, equal_json, text)
+    extraction = PROTOCOL.parse(text)
+    assert [note.split(": ", 1)[1] for note in extraction.notes] == [
+        "a </tool_call> without its opening <tool_call> was skipped"]
+    assert not extraction.compliant
+    assert extraction == _by_grammar(text)  # the linear pass reads what the grammar reads
+    scanned = _scan_or_stop(text)
+    assert not isinstance(scanned, Stopped) and "tool_call" not in "".join(scanned.outside), scanned.outside
+
+
+def test_a_stray_tool_call_close_no_longer_stops_the_reading() -> None:
+    """A </tool_call> that closes no wrapper is skipped with a note wherever it stands (its opening is what
+    models skip); any other stray closing tag still stops the grammar."""
+    alone = PROTOCOL.parse(X("Done.\n‹/tool_call›"))
+    assert alone.calls == () and alone.notes == ("line 2, column 1: a </tool_call> without its opening <tool_call> "
+                                                 "was skipped",)
+    twice = PROTOCOL.parse(X("‹tool_call›‹function=f›‹/function›‹/tool_call›‹/tool_call›"))
+    assert [c.name for c in twice.calls] == ["f"] and len(twice.notes) == 1 and not twice.compliant
+    open_function = PROTOCOL.parse(X("‹function=f›\n‹parameter=a›\n1\n‹/tool_call›"))
+    assert [c.arguments for c in open_function.calls] == [{"a": "1"}]
+    assert sorted(note.split(": ", 1)[1] for note in open_function.notes) == [
+        "a </tool_call> without its opening <tool_call> was skipped", "the <function=...> element is not closed",
+        "the <parameter=...> element is not closed"]
+    assert_total(PROTOCOL, X("‹function=f›‹/function›‹/tool_call›‹/function›"), malformed=True)
+
+
+@pytest.mark.parametrize("indent", ["  ", "    ", "\t"])
+def test_parameters_indented_with_spaces_are_read(indent: str) -> None:
+    text = X(f"‹tool_call›\n‹function=get_current_weather›\n{indent}‹parameter=city›\nDallas\n‹/parameter›\n"
+             f"{indent}‹parameter=unit›\nfahrenheit\n‹/parameter›\n‹/function›\n‹/tool_call›")
+    extraction = PROTOCOL.parse(text)
+    assert [(c.name, c.arguments) for c in extraction.calls] == [
+        ("get_current_weather", {"city": "Dallas", "unit": "fahrenheit"})]
+    assert extraction.compliant and extraction.notes == ()
+
+
+@CALL_SETTINGS
+@given(calls_on(text_values=True), st.booleans())
+def test_rendered_calls_without_their_opening_tool_call_read_back(case, all_skipped: bool) -> None:
+    """Rendered calls, each in <tool_call> as vLLM writes them, with the opening of the first (or of every one)
+    left out: the same calls, one note per missing opening."""
+    calls, docs = case
+    assume(expressible(calls))
+    blocks = [("" if i == 0 or all_skipped else "<tool_call>\n") + PROTOCOL.render_calls([call]) + "\n</tool_call>"
+              for i, call in enumerate(calls)]
+    text = "\n".join(blocks)
+    extraction = PROTOCOL.parse(text, toolset_for(docs))
+    want = [(call.name, dict(call.arguments)) for call in calls]
+    assert_calls(read_calls(PROTOCOL, text, toolset_for(docs)), want, equal_json, (text, extraction))
+    skipped = len(calls) if all_skipped else 1
+    assert [note.split(": ", 1)[1] for note in extraction.notes] == [
+        "a </tool_call> without its opening <tool_call> was skipped"] * skipped
+    assert not extraction.compliant
+
+
+SKIPPING_FRAGMENTS = FRAGMENTS + ['‹/tool_call›', '‹/tool_call›\n', '  ‹parameter=a›', '\t‹parameter=b›', '  ',
+                                  '‹/function›\n‹/tool_call›\n']
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(SKIPPING_FRAGMENTS), max_size=14).map("".join).map(X))
+def test_the_linear_pass_and_the_grammar_agree_on_stray_tool_call_closes(text: str) -> None:
+    """Where the linear pass reads a reply the grammar reads it alike; where it stops the grammar stops; and the
+    reply is answered (never an exception)."""
+    scanned = _scan_or_stop(text)
+    try:
+        tree = PROTOCOL.by_grammar(text)
+    except GrammarFailure:
+        assert isinstance(scanned, Stopped), text
+    else:
+        assert not isinstance(scanned, Stopped), text
+        assert _from_tree(scanned, text) == _from_tree(tree, text), text
+    assert_total(PROTOCOL, text)
+
+
+@pytest.mark.parametrize("unit", ["‹function=x›", "‹function=x›\n‹parameter=a›\n1\n‹/tool_call›\n",
+                                  "‹tool_call›‹function=x›‹/tool_call›‹/tool_call›", "  ‹parameter=a›‹function=x›"])
+def test_unclosed_functions_and_stray_closes_are_read_in_linear_time(unit: str) -> None:
+    unit = X(unit)
+    extraction = assert_grows_linearly(PROTOCOL.parse, lambda size: (unit * (size // len(unit) + 1))[:size],
+                                       context=unit)
+    assert not any("internal error" in note for note in extraction.notes), extraction.notes[:3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("<>/=\n _ax{}") + ["tool_call", "function", "parameter"]), max_size=40)
+       .map("".join))
+def test_never_raises_on_tag_like_text(text: str) -> None:
+    assert_total(PROTOCOL, text)

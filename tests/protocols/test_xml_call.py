@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
 from support.compare import equal_json
+from support.growth import assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.markup_family import Stopped
-from toolform_rules.protocols.xml_call import _canonical, _extraction, _scan_or_stop
+from toolform_rules.protocols.markup_family import (Stopped, end_outside_cdata, grammar_stop_note, grammar_terminals,
+                                                     text_of, xml_text, xml_value)
+from toolform_rules.protocols.xml_call import _NEAR_TAG, _canonical, _extraction, _scan_or_stop
 
 PROTOCOL = get_protocol("xml_call")
 
@@ -239,3 +244,195 @@ def test_never_raises_on_any_text(text: str) -> None:
 def test_nasty_text_is_answered(name: str) -> None:
     """No nasty reply holds an <invoke> call: each is answered with no calls and a note."""
     assert_total(PROTOCOL, NASTY[name], malformed=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# MiniCPM's <function>/<param>, CDATA holding a closing tag, Anthropic's legacy <tool_name>/<parameters>:
+# replies from serving engines' test suites (tests/data/replies/engine_cases.jsonl)
+
+ENGINE_TOOLSET = toolset_for([
+    {"name": "python", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}},
+    {"name": "html", "parameters": {"type": "object", "properties": {"markup": {"type": "string"}}}},
+    {"name": "perform_addition", "parameters": {"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}}}])
+ENGINE_REPLIES = {
+    # llama.cpp's openbmb-MiniCPM5 template: <invoke> and <parameter> spelled <function> and <param>
+    "fdad3a29471b": ("‹function name=\"python\"›‹param name=\"code\"›print('Hello, World!')‹/param›‹/function›",
+                     [("python", {"code": "print('Hello, World!')"})], True),
+    # ... where a CDATA section lets a value hold its own closing tag
+    "d37518ea3d3b": ('‹function name="html"›‹param name="markup"›‹![CDATA[‹a href="/x"›hi‹/a› ‹/param›]]›‹/param›'
+                     '‹/function›', [("html", {"markup": '<a href="/x">hi</a> </param>'})], True),
+    # anthropic-tools: the tool named by <tool_name>, the arguments elements named after them in <parameters>
+    "2466741b2f47": ("some text that might go here‹function_calls›‹invoke›‹tool_name›perform_addition‹/tool_name›"
+                     "‹parameters›‹a›300‹/a›‹b›305‹/b›‹/parameters›‹/invoke›‹/function_calls›some more text that "
+                     "might go here...", [("perform_addition", {"a": 300, "b": 305})], False),
+    # ... which refuses an <invoke> without a <tool_name>, and argument tags that do not pair
+    "8529f67b2571": ("‹function_calls›‹invoke›perform_addition‹parameters›‹a›305‹/a›‹b›300‹/b›‹/parameters›"
+                     "‹/invoke›‹/function_calls›", [], False),
+    "ed87e5597887": ("‹function_calls›‹invoke›‹tool_name›perform_addition‹/tool_name›‹parameters›‹a›305‹/a›"
+                     "‹b›300‹/b›‹c›‹/d›‹/parameters›‹/invoke›‹/function_calls›", [], False),
+}
+
+
+@pytest.mark.parametrize("key", ENGINE_REPLIES)
+def test_engine_replies_in_the_other_spellings_are_read_as_the_engine_reads_them(key: str) -> None:
+    reply, want, compliant = ENGINE_REPLIES[key]
+    text = X(reply)
+    assert hashlib.sha256(text.encode()).hexdigest()[:12] == key
+    extraction = assert_total(PROTOCOL, text, ENGINE_TOOLSET)
+    assert_calls(read_calls(PROTOCOL, text, ENGINE_TOOLSET), want, equal_json, (text, extraction))
+    assert extraction.compliant == compliant, extraction
+    assert extraction == _extraction(_structure_by_grammar(text), text)  # the linear pass reads as the grammar
+
+
+def test_legacy_arguments_whose_tags_do_not_pair_skip_their_call() -> None:
+    """Anthropic's legacy reader refuses argument tags that do not pair; the note says which tag, and the other
+    calls of the reply are read."""
+    head = "‹function_calls›‹invoke›‹tool_name›f‹/tool_name›‹parameters›"
+    for body, where in [("‹c›‹/d›", "'</d>' where </c> was expected"), ("‹/c›", "'</c>' closes nothing"),
+                        ("‹a›1‹b›2‹/b›‹/a›", "'<b>' inside <a>")]:
+        text = X(head + body + "‹/parameters›‹/invoke›‹invoke name=\"g\"›‹/invoke›‹/function_calls›")
+        extraction = PROTOCOL.parse(text)
+        assert [c.name for c in extraction.calls] == ["g"], text
+        assert any(f"the arguments in <parameters> do not pair: {where}; the call was skipped" in note
+                   for note in extraction.notes), extraction.notes
+    cut = PROTOCOL.parse(X(head + "\n‹a›1‹/a›\n‹b/›‹c›‹![CDATA[‹/c›]]›"))
+    assert [c.arguments for c in cut.calls] == [{"a": "1", "b": "", "c": "</c>"}]
+    assert {note.split(": ", 1)[1] for note in cut.notes} == {
+        "the <c> element is not closed", "the <parameters> element is not closed", "the <invoke> element is not closed",
+        "the <function_calls> block is not closed"}
+
+
+def test_the_spellings_mix_only_as_their_tags_pair() -> None:
+    """A <param> may stand in an <invoke> and a <parameter> in a <function>; a closing tag of the other name
+    stops the grammar, as any stray closing tag does."""
+    mixed = PROTOCOL.parse(X('‹invoke name="f"›‹param name="a"›1‹/param›‹/invoke›'
+                             '‹function name="g"›‹parameter name="b"›2‹/parameter›‹/function›'))
+    assert [(c.name, c.arguments) for c in mixed.calls] == [("f", {"a": "1"}), ("g", {"b": "2"})] and mixed.compliant
+    for text in ('‹function name="f"›‹param name="a"›1‹/parameter›‹/function›', '‹invoke name="f"›‹/function›',
+                 '‹function name="f"›‹/invoke›'):
+        extraction = assert_total(PROTOCOL, X(text), malformed=True)
+        assert extraction.notes[0].startswith("the XML could not be read: line 1, column "), extraction.notes
+
+
+def test_cdata_sections_in_values() -> None:
+    """A section is text whole up to its ``]]>``; one that does not end before the next ``<![CDATA[`` (or at all)
+    is text as written, and the tags after it are tags."""
+    read = PROTOCOL.parse(X('‹invoke name="f"›‹parameter name="a"›‹![CDATA[‹/parameter›‹/invoke›]]›‹/parameter›'
+                            '‹parameter name="b"›x ‹![CDATA[y‹/parameter›‹/invoke›'))
+    assert [c.arguments for c in read.calls] == [{"a": "</parameter></invoke>", "b": "x <![CDATA[y"}] and read.compliant
+    nested = PROTOCOL.parse(X('‹invoke name="f"›‹parameter name="a"›‹![CDATA[ ‹![CDATA[‹/parameter›]]›‹/parameter›'
+                              '‹/invoke›'))
+    assert [c.arguments for c in nested.calls] == [{"a": " <![CDATA[</parameter>"}]
+
+
+@CALL_SETTINGS
+@given(calls_on(text_values=True))
+def test_rendered_calls_read_back_in_minicpm_spelling(case) -> None:
+    """The rendered reply with MiniCPM's tag names (no <function_calls>): the same calls, compliant.  (Values and
+    names are escaped, so only tags are renamed.)"""
+    calls, docs = case
+    text = PROTOCOL.render_calls(calls)
+    for old, new in [("<function_calls>\n", ""), ("</function_calls>", ""), ("<invoke name=", "<function name="),
+                     ("</invoke>", "</function>"), ("<parameter name=", "<param name="), ("</parameter>", "</param>")]:
+        text = text.replace(old, new)
+    extraction = PROTOCOL.parse(text, toolset_for(docs))
+    assert_calls(read_calls(PROTOCOL, text, toolset_for(docs)), [(c.name, dict(c.arguments)) for c in calls],
+                 equal_json, (text, extraction))
+    assert extraction.compliant and extraction.notes == (), (text, extraction)
+
+
+@CALL_SETTINGS
+@given(calls_on(text_values=True))
+def test_calls_read_back_in_the_legacy_spelling_and_in_cdata(case) -> None:
+    """Calls written in Anthropic's legacy shape (arguments named by their elements, where a key is an XML name
+    that is no tag of the format), and with every value a CDATA section (where it holds none): the same calls."""
+    calls, docs = case
+    keys = {key for call in calls for key in call.arguments}
+    assume(all(re.fullmatch(r"[A-Za-z_][\w.-]*", key) and not _NEAR_TAG.match(f"<{key}>") for key in keys))
+    legacy = "<function_calls>\n" + "".join(
+        f"<invoke>\n<tool_name>{xml_text(call.name)}</tool_name>\n<parameters>\n"
+        + "".join(f"<{key}>{xml_text(text_of(value))}</{key}>\n" for key, value in call.arguments.items())
+        + "</parameters>\n</invoke>\n" for call in calls) + "</function_calls>"
+    values = [text_of(value) for call in calls for value in call.arguments.values()]
+    assume(not any("]]>" in value or "<![CDATA[" in value for value in values))
+    cdata = re.sub(r'(<parameter name="[^"]*">)([^<]*)(</parameter>)',
+                   lambda found: found.group(1) + "<![CDATA[" + xml_value(found.group(2)) + "]]>" + found.group(3),
+                   PROTOCOL.render_calls(calls))
+    want = [(c.name, dict(c.arguments)) for c in calls]
+    for text in (legacy, cdata):
+        extraction = PROTOCOL.parse(text, toolset_for(docs))
+        assert_calls(read_calls(PROTOCOL, text, toolset_for(docs)), want, equal_json, (text, extraction))
+        assert extraction.compliant and extraction.notes == (), (text, extraction)
+
+
+SPELLINGS = ['‹function_calls›', '‹/function_calls›', '‹function name="f"›', '‹function›', '‹/function›',
+             '‹invoke name="g"›', '‹invoke›', '‹/invoke›', '‹param name="a"›', '‹/param›', '‹parameter name="b"›',
+             '‹/parameter›', '‹tool_name›', '‹/tool_name›', '‹parameters›', '‹/parameters›', '‹a›', '‹/a›', '‹b/›',
+             '‹/c›', '‹![CDATA[', ']]›', '‹![CDATA[‹/param›]]›', '‹![CDATA[‹/parameters›‹a›]]›', 'x', ' ', '\n',
+             '&amp;', '‹', '‹param', '‹ns:function name="h"›', '‹/ns:function›', '‹function=f›', '‹/tool_name x›']
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(SPELLINGS), max_size=14).map("".join).map(X))
+def test_the_linear_pass_reads_the_other_spellings_as_the_grammar_does(text: str) -> None:
+    """The linear pass reads what the grammar reads; where it stops, the grammar stops, and the bounded stretch it
+    is then given ends in the same note as the whole reply.  Every reply is answered."""
+    fast = _scan_or_stop(text)
+    try:
+        slow = _structure_by_grammar(text)
+    except GrammarFailure as failure:
+        assert isinstance(fast, Stopped), (text, failure)
+        whole = f"the XML could not be read: {failure.describe()}"
+        assert grammar_stop_note(text, fast, _structure_by_grammar, limit=len(text) + 1, what="the XML").notes == (
+            whole,), text
+        first = fast.resumes[0]
+        if fast.end > fast.end - first > 0:
+            cut = grammar_stop_note(text, fast, _structure_by_grammar, limit=fast.end - first, what="the XML")
+            assert cut.notes == (whole,), (text, fast, cut)
+    else:
+        assert not isinstance(fast, Stopped), text
+        assert _extraction(fast, text) == _extraction(slow, text), text
+    assert_total(PROTOCOL, text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["‹![CDATA[", "]]›", "]", "›", "‹", "‹/param›", "‹param x›", "x", "‹a›", "‹!["]),
+                max_size=12).map("".join).map(X), st.integers(0, 3))
+def test_cdata_sections_end_where_the_grammars_value_ends(text: str, pos: int) -> None:
+    """:func:`end_outside_cdata`, the linear pass's reading of a value, ends where the grammar's VALUE does."""
+    pos = min(pos, len(text))
+    value = grammar_terminals("xml_call")["VALUE"].match(text, pos)
+    assert end_outside_cdata(text, pos, _NEAR_TAG) == (value.end() if value else pos), text
+
+
+GROWING = {"unclosed MiniCPM calls": '‹function name="x"›‹param name="y"›',
+           "unclosed sections in values": '‹invoke name="x"›‹parameter name="y"›‹![CDATA[',
+           "sections in one value": '‹![CDATA[',
+           "unclosed legacy calls": '‹invoke›‹tool_name›x‹/tool_name›‹parameters›‹a›',
+           "legacy arguments": '‹a›1‹/a›‹![CDATA[‹/a›]]›'}
+PREFIXES = {"sections in one value": '‹function name="x"›‹param name="y"›',
+            "legacy arguments": '‹invoke›‹tool_name›x‹/tool_name›‹parameters›'}
+
+
+@pytest.mark.parametrize("shape", GROWING)
+def test_the_other_spellings_are_read_in_linear_time(shape: str) -> None:
+    head, unit = X(PREFIXES.get(shape, "")), X(GROWING[shape])
+    extraction = assert_grows_linearly(PROTOCOL.parse,
+                                       lambda size: head + (unit * (size // len(unit) + 1))[:size] + "</param>",
+                                       context=shape)
+    assert not any("internal error" in note for note in extraction.notes), extraction.notes[:3]
+
+
+def test_the_grammar_reads_unended_sections_in_linear_time() -> None:
+    """The grammar (given a malformed reply's stretch) takes a section no further than the next opening."""
+    head = X('‹function name="x"›‹param name="y"›')
+    tree = assert_grows_linearly(_structure_by_grammar, lambda size: head + ("<![CDATA[" * (size // 9 + 1))[:size])
+    assert len(tree.invokes) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("<>/=\"\n _ax!") + ["function", "param", "invoke", "tool_name", "[CDATA[",
+                                                          "]]>", " name="]), max_size=40).map("".join))
+def test_never_raises_on_tag_like_text(text: str) -> None:
+    assert_total(PROTOCOL, text)

@@ -5,7 +5,9 @@ has no escaping — minus the one newline the Qwen3-Coder template writes after 
 tag and the one before the closing tag; the pipeline types it from the tool's schema
 (``text_values``).  A function whose body is a JSON object (functionary's shape) takes its
 arguments from the JSON.  Calls may be wrapped in ``<tool_call>`` as vLLM's qwen3_coder
-format writes them.  Missing closing tags are tolerated and noted.
+format writes them.  Missing closing tags are tolerated and noted, and so is a missing opening
+``<tool_call>`` (llama.cpp's Qwen3-Coder template: the model skips it before the first call, or
+before every call, and still writes ``</tool_call>``): that ``</tool_call>`` is noted, not prose.
 
 A value cannot hold the format's own tags (``</parameter>``, ``<parameter=``,
 ``</function>``, ``<function=``, ``<tool_call>``): there is no way to escape them.
@@ -54,6 +56,7 @@ _SPACE = re.compile(r"\s*")
 _TAG = re.compile(r"<(?:(tool_call>)|(/tool_call>)|(function=[^<>\n]*>)|(/function>)|(parameter=[^<>\n]*>)"
                   r"|(/parameter>)|(/?(?:function|parameter)[=>]))")
 _UNCLOSED_WRAPPER = "the <tool_call> wrapper is not closed"
+_UNOPENED_WRAPPER = "a </tool_call> without its opening <tool_call> was skipped"
 _WRAPPER_OPEN, _WRAPPER_CLOSE, _FUNCTION_OPEN, _FUNCTION_CLOSE, _PARAMETER_OPEN, _PARAMETER_CLOSE, _STRAY = range(1, 8)
 
 
@@ -115,6 +118,14 @@ class FunctionTagsTree(TaggedReply):
 
     def tool_call(self, items: list) -> None:
         self.wrapper(items, "WRAPPER_CLOSE", _UNCLOSED_WRAPPER)
+
+    def start(self, items: list) -> FunctionTagsTree:
+        for item in items:
+            if getattr(item, "type", None) == "WRAPPER_CLOSE":  # its <tool_call> skipped: a note, not prose
+                self.notes.append((item.start_pos, _UNOPENED_WRAPPER))
+            elif isinstance(item, str):
+                self.outside.append(str(item))
+        return self
 
 
 def _json_body(body: str, at: int, budget: GrammarBudget, notes: list[tuple[int, str]]) -> dict[str, Any] | None:
@@ -255,8 +266,13 @@ def _scan_or_stop(text: str) -> FunctionTagsTree | Stopped:
                 end_wrapper(False, at)
             before = last
             wrapper = at
-        elif kind == _WRAPPER_CLOSE and wrapper >= 0:
-            end_wrapper(True, pos)
+        elif kind == _WRAPPER_CLOSE:
+            if wrapper >= 0:
+                end_wrapper(True, pos)
+            else:  # the model skipped its <tool_call>: what is open ends, as before any top-level item
+                end_function()
+                notes.append((at, _UNOPENED_WRAPPER))
+                last = (False, at, pos)
         else:
             return stop(found)
     if pos < len(text):

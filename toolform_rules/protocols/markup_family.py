@@ -6,7 +6,8 @@ alike is written here once, and each format module holds only what is its own (i
 name, its transformer, its fast reader, its renderer, its instructions):
 
 * writing values (:func:`text_of` for the text-value formats, :func:`flow_text` for YAML's and
-  TOML's inline collections) and XML's escaping both ways (:func:`xml_text`, :func:`xml_value`);
+  TOML's inline collections) and XML's escaping both ways (:func:`xml_text`, :func:`xml_value`), and
+  where a value's text ends when CDATA sections in it are text whole (:func:`end_outside_cdata`);
 * the reply around the calls: Markdown fences (:func:`fenced_blocks`, :func:`only_fences`), places
   as line and column, worked out only when a note is written (:class:`LineCounter`,
   :class:`Position`, :func:`located_notes`, :func:`shifted`);
@@ -317,6 +318,42 @@ def xml_value(raw: str) -> str:
     """
     return xml_unescape(raw.strip())
 
+
+def cdata_end(text: str, start: int) -> int:
+    """Where the CDATA section opened at ``text[start]`` ends (after its ``]]>``), or -1 when it does not end
+    before the next ``<![CDATA[`` (or at all): it is then text as written, the tags after it tags.
+
+    So a section is looked for no further than the next opening: over any number of openings that never end,
+    one pass over the text.
+
+    >>> cdata_end("<![CDATA[</p>]]>x", 0), cdata_end("<![CDATA[a <![CDATA[b]]>", 0), cdata_end("<![CDATA[a", 0)
+    (16, -1, -1)
+    """
+    after = text.find("<![CDATA[", start + 9)
+    close = text.find("]]>", start + 9, after if after >= 0 else len(text))
+    return close + 3 if close >= 0 else -1
+
+
+def end_outside_cdata(text: str, pos: int, stop: re.Pattern[str]) -> int:
+    """Where a value's text from ``pos`` ends: at the first match of ``stop`` (or the end) that is not inside a
+    CDATA section (as :func:`cdata_end` has them) — a section is text whole, whatever tags it holds.
+
+    >>> text = 'a<![CDATA[</p>]]>b</p> <![CDATA[c</p> <![CDATA[ <![CDATA[</p>]]></p>'
+    >>> [text[at:end_outside_cdata(text, at, re.compile("</p>"))] for at in (0, 23, 38)]
+    ['a<![CDATA[</p>]]>b', '<![CDATA[c', '<![CDATA[ <![CDATA[</p>]]>']
+    """
+    found = stop.search(text, pos)
+    at = found.start() if found is not None else len(text)
+    while True:
+        opening = text.find("<![CDATA[", pos, at)
+        if opening < 0:
+            return at
+        pos = cdata_end(text, opening)
+        if pos < 0:  # text as written: a later opening may still be a section
+            pos = opening + 1
+        elif pos > at:  # the section holds the stop: the next one is after it (else the one found still is)
+            found = stop.search(text, pos)
+            at = found.start() if found is not None else len(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1225,9 +1262,9 @@ class SentenceFormat(Protocol):
 
 
 __all__ = ["STRICT_JSON", "UNREAD", "LineCounter", "Position", "QuoteTracker", "SentenceFormat", "SentenceParts",
-           "Stopped", "TagFormat", "TaggedReply", "calls_from_document", "canonical_reply", "excerpt", "fenced_blocks",
-           "find_words", "flow_text", "grammar_stop_note", "grammar_terminals", "in_string_after", "leftover_outside",
-           "lenient_value",
+           "Stopped", "TagFormat", "TaggedReply", "calls_from_document", "canonical_reply", "cdata_end",
+           "end_outside_cdata", "excerpt", "fenced_blocks", "find_words", "flow_text", "grammar_stop_note",
+           "grammar_terminals", "in_string_after", "leftover_outside", "lenient_value",
            "line_column", "lines_with_words", "located_notes", "only_fences", "read_document", "scalar_text",
            "sentence_spans", "shifted", "tag_attribute", "text_of", "top_level_resumes", "unescape", "unquoted",
            "xml_escape", "xml_text", "xml_unescape", "xml_value"]
