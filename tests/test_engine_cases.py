@@ -20,18 +20,12 @@ CASES = cases()
 
 #: (label, sha256 of the reply, first 12 hex digits) -> why we do not read it as the engine does
 KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("qwen3_coder_xml", "42bb7b511848"): "no opening <tool_call> before <function=...> (a streaming parser variant)",
     ("qwen3_coder_xml", "c96b77076e96"): "an unfinished stream: the engine returns a partial raw argument string",
-    ("qwen3_coder_xml", "6c7a5e38f445"): "the model skips the opening <tool_call> (llama.cpp's Qwen3-Coder template)",
-    ("qwen3_coder_xml", "395c8ad41816"): "the first of several calls skips its opening <tool_call>",
     ("qwen3_coder_xml", "b662179caf84"): "the text null for a ['string', 'null'] parameter is JSON null there",
     ("lfm2_pythonic", "d81a8dac325d"): "raw newlines inside a single-quoted string (not Python) recovered by the engine",
     ("lfm2_pythonic", "83521de5a047"): "same-style quotes nested unescaped in a string (not Python) recovered",
     ("lfm2_pythonic", "00135c5185cd"): "a partial call: the engine reports the name with a prefix of the arguments",
-    ("invoke_xml", "fdad3a29471b"): "MiniCPM's <function name=...><param name=...> tag names",
-    ("invoke_xml", "d37518ea3d3b"): "MiniCPM's CDATA section holding the closing tag",
     ("react", "8c7af121d6fd"): "the engine keeps the value's trailing newline after an indented Action Input",
-    ("anthropic_legacy_xml", "2466741b2f47"): "<invoke><tool_name> form of the legacy Anthropic XML",
 }
 
 
