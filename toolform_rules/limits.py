@@ -50,6 +50,10 @@ class Limits:
     reply_ast_tokens: int = 65_536
     #: how many marked segments of one reply are read (python_tag's ``<|python_tag|>``)
     reply_segments: int = 256
+    #: how many characters of one reply the code family's last-resort reader may read in all
+    #: (calls that are not valid Python: a string holding raw line breaks or its own quotes,
+    #: read once the strict readers have failed); past it, a note says the reading stopped
+    reply_recovery_chars: int = 65_536
 
 
 DEFAULT_LIMITS = Limits()

@@ -44,7 +44,7 @@ class BracketCall(PythonFamily):
         notes: list[str] = []
         found = self.read_lists(self.lists, text, tools, budget, notes)
         if found.spans:
-            compliant = bool(found.calls) and not found.failures and not any(c.bare for c in found.calls)
+            compliant = bool(found.calls) and not found.failures and not any(c.lenient for c in found.calls)
             return Extraction(self.finish(found.calls, tools, notes), tuple(notes), compliant)
         found = self.read_candidates(self.reader, text, tools, budget, notes)
         if found.calls:

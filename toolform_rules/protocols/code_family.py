@@ -13,7 +13,9 @@ reader, where a candidate starts, its renderer and instructions):
   matching and declines at once what it cannot read; only then are the candidate's brackets
   matched (:class:`Closer`, one pass over the reply for all candidates) and the slow reader
   runs (``ast.parse`` for Python, then the Lark grammar, which also says where a malformed
-  candidate stops);
+  candidate stops); what that refuses goes to the format's last resort, if it has one
+  (:meth:`Reader.recover`: for Python, :func:`recover_calls` reads a string holding raw line
+  breaks or its own quotes unescaped, and a set literal, each call noting what it forgave);
 * :class:`CodeFamily` turns what :func:`scan` found into an :class:`~.base.Extraction`: a reply
   that is nothing but calls is the model's calls whatever their names; in running text, with
   a toolset, only names of its tools count (:func:`resolve` — the one place the family
@@ -26,7 +28,8 @@ reader, where a candidate starts, its renderer and instructions):
   reader agrees with the grammar wherever it reads);
 * :class:`Budget`: what reading one reply may cost — how many candidates and heads are looked
   at, how many steps the bracket matcher takes, how many tokens ``ast.parse`` reads, how many
-  marked segments are read — and the reply's :class:`~.reading.GrammarBudget` for Lark.  A
+  marked segments are read, how many characters the last resort reads — and the reply's
+  :class:`~.reading.GrammarBudget` for Lark.  A
   candidate past the budget is not read, and a note says so.
 """
 
@@ -55,7 +58,8 @@ from .reading import GrammarBudget, GrammarTooLong, strip_code_fence
 
 #: the :class:`~toolform_rules.limits.Limits` fields a reply's reading spends, in the order
 #: :class:`Budget` holds them
-CAPS = ("reply_candidates", "reply_call_heads", "reply_scan_steps", "reply_ast_tokens", "reply_segments")
+CAPS = ("reply_candidates", "reply_call_heads", "reply_scan_steps", "reply_ast_tokens", "reply_segments",
+        "reply_recovery_chars")
 
 
 @functools.lru_cache(maxsize=32)
@@ -63,7 +67,7 @@ def caps(limits: Limits) -> tuple[int, ...]:
     """The values of :data:`CAPS` under ``limits`` — the one place they are read.
 
     >>> caps(DEFAULT_LIMITS)
-    (64, 4096, 32768, 65536, 256)
+    (64, 4096, 32768, 65536, 256, 65536)
     """
     return tuple(getattr(limits, name) for name in CAPS)
 
@@ -78,10 +82,10 @@ class Budget:
     (64, 16384)
     """
 
-    __slots__ = ("candidates", "heads", "scan", "ast_tokens", "segments", "limits", "allowance")
+    __slots__ = ("candidates", "heads", "scan", "ast_tokens", "segments", "recovery", "limits", "allowance")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
-        self.candidates, self.heads, self.scan, self.ast_tokens, self.segments = caps(limits)
+        self.candidates, self.heads, self.scan, self.ast_tokens, self.segments, self.recovery = caps(limits)
         self.limits = limits
         self.allowance: GrammarBudget | None = None
 
@@ -129,13 +133,26 @@ class Reject(Exception):
 class CallSyntax:
     """A call as written: its name, its items (``(keyword or None, value)`` in order), the bare
     words read as text (``unit=celsius``) and the span of text it came from.  A reader that read
-    keywords only, each once, gives them as ``arguments`` (a dict) instead of items."""
+    keywords only, each once, gives them as ``arguments`` (a dict) instead of items.  ``notes``:
+    what the last-resort reader (:func:`recover_calls`) took leniently, for the caller.
 
-    __slots__ = ("name", "written", "bare", "span", "arguments")
+    >>> CallSyntax("f", [("a", 1)]).lenient, CallSyntax("f", [("unit", "celsius")], ["celsius"]).lenient
+    (False, True)
+    """
+
+    __slots__ = ("name", "written", "bare", "span", "arguments", "notes")
 
     def __init__(self, name: str, items: list[tuple[str | None, Any]] | None, bare: list[str] | None = None,
-                 span: tuple[int, int] | None = None, arguments: dict[str, Any] | None = None) -> None:
+                 span: tuple[int, int] | None = None, arguments: dict[str, Any] | None = None,
+                 notes: tuple[str, ...] = ()) -> None:
         self.name, self.written, self.bare, self.span, self.arguments = name, items, bare or [], span, arguments
+        self.notes = notes
+
+    @property
+    def lenient(self) -> bool:
+        """Whether the call was read with a liberty the format does not give: a bare word read as
+        text, or what the last-resort reader noted (such a reply does not keep to the format)."""
+        return bool(self.bare or self.notes)
 
     @property
     def items(self) -> list[tuple[str | None, Any]]:
@@ -822,6 +839,352 @@ def fast_calls(text: str, shape: str, budget: Budget | None = None) -> list[Call
 
 
 # ---------------------------------------------------------------------------------------------
+# the last resort: calls that are not quite Python
+
+#: what the grammar passes over between tokens: white space, line continuations, comments
+_GAP: Any = re.compile(r"(?:[ \t\f\r\n]++|\\\r?\n|#[^\r\n]*+)*+")  # matches everywhere
+#: a name as the grammar's NAME has it
+_NAME = re.compile(r"[^\W\d]\w*+(?:[.\-]\w++)*+")
+#: a number as the grammar's NUMBER has it (the same alternatives in the same order, possessive)
+_NUMBER = re.compile(r"(?:\d(?:_?\d)*+)?+\.\d(?:_?\d)*+(?:[eE][+-]?\d(?:_?\d)*+)?+"
+                     r"|\d(?:_?\d)*+\.(?:[eE][+-]?\d(?:_?\d)*+)?+|\d(?:_?\d)*+[eE][+-]?\d(?:_?\d)*+"
+                     r"|0[xX](?:_?[0-9a-fA-F])++|0[oO](?:_?[0-7])++|0[bB](?:_?[01])++|\d(?:_?\d)*+")
+#: the words that are values
+_WORD_VALUES: dict[str, Any] = {"True": True, "true": True, "False": False, "false": False, "None": None,
+                                "null": None}
+#: a string's opening: an r/u prefix (as the grammar allows one) and its quote
+_STRING_OPEN = re.compile(r"[rRuU]?+(?:'''|\"\"\"|'|\")")
+#: a triple-quoted string's body up to its closing quotes, as Python reads it
+_TRIPLE_BODY = {q: re.compile(rf"(?:[^{q[0]}\\]++|\\.|{q[0]}(?!{q[0]}{q[0]}))*+", re.S) for q in ("'''", '"""')}
+#: a one-quote string's body up to the next quote of its kind not escaped, line ends included
+_BODY = {q: re.compile(rf"(?:[^{q}\\]++|\\.)*+", re.S) for q in "'\""}
+#: a line end in a string's body that no backslash escapes (Python refuses it in a '...' string)
+_RAW_BREAK = re.compile(r"(?:[^\\\r\n]++|\\(?:\r\n|.))*+[\r\n]", re.S)
+_WS = r"[ \t\f\r\n]*+"
+#: what follows the quote ending a string that is a keyword argument's value: the next keyword
+#: argument, or the ")" closing the call (whatever follows it: in a list of calls, a call that
+#: ends too early leaves the list unread rather than misread); a positional value ends as a
+#: tuple's item does (a "," or the ")")
+_ARGUMENT_END = re.compile(_WS + r"(?:,(?:" + _WS + r"[^\W\d]\w*+" + _WS + r"=(?!=)|" + _WS + r"\))|\))")
+#: what follows the quote ending an item of a list, tuple, set or dict (by its closing bracket),
+#: a dict's key, and the first item in braces (a key or a set's item)
+_ITEM_END = {close: re.compile(_WS + "[," + re.escape(close) + "]") for close in ")]}"}
+_KEY_END = re.compile(_WS + ":")
+_FIRST_IN_BRACES = re.compile(_WS + "[,:}]")
+#: a string starting after a gap (Python joins adjacent strings)
+_NEXT_STRING = re.compile(_WS + r"[rRuU]?+['\"]")
+
+#: the notes on a call the last-resort reader read, by what it took leniently (in this order)
+RECOVERY_NOTES = {
+    "line breaks": "a string holds raw line breaks (not valid Python); they were read as text",
+    "quotes": "a string holds unescaped quotes of its own kind (not valid Python); each was read as text "
+              "unless the end of the argument or item follows it",
+    "set": "a set literal was read as a list (its items in order of first appearance)",
+}
+#: the note when the last-resort reader's share of a reply is spent
+RECOVERY_SPENT = ("stopped reading calls that are not valid Python: what one reply may cost was spent "
+                  "(Limits.reply_recovery_chars)")
+
+
+class _LastResort:
+    """One candidate read by :func:`recover_calls` (its state: the text, how far it may read,
+    what was taken leniently)."""
+
+    __slots__ = ("text", "limit", "max_depth", "shape", "tail", "strict", "reach", "taken", "used", "keyword_end",
+                 "positional_end")
+
+    def __init__(self, text: str, begin: int, limit: int, max_depth: int, shape: str, tail: Pattern[str] | None,
+                 strict: bool) -> None:
+        self.text, self.limit, self.max_depth, self.shape, self.tail = text, limit, max_depth, shape, tail
+        self.strict = strict
+        self.reach = begin  # the furthest character looked at (what the reading costs)
+        self.taken: set[str] = set()  # what the current call took leniently
+        self.used = False  # whether any call did
+        self.keyword_end, self.positional_end = self.ends(_ARGUMENT_END), self.ends(_ITEM_END[")"])
+
+    def gap(self, pos: int) -> int:
+        pos = _GAP.match(self.text, pos, self.limit).end()
+        if pos > self.reach:
+            self.reach = pos
+        return pos
+
+    def at(self, pos: int, token: str) -> bool:
+        return self.text.startswith(token, pos, self.limit)
+
+    def read(self, begin: int) -> tuple[list[CallSyntax], int]:
+        """The calls of the candidate at ``begin`` and where it ends (:class:`Reject` if none)."""
+        if self.shape == "call":
+            call, end = self.call(begin)
+            return [call], end
+        if not self.at(begin, "["):
+            raise Reject
+        calls: list[CallSyntax] = []
+        pos = self.gap(begin + 1)
+        while True:
+            if self.at(pos, "]"):
+                return calls, pos + 1
+            if calls and self.tail is not None:
+                after = self.tail.match(self.text, pos, self.limit)
+                if after is not None:
+                    pos = after.end()
+                    if not self.at(pos, "]"):
+                        raise Reject
+                    return calls, pos + 1
+            call, pos = self.call(pos)
+            calls.append(call)
+            pos = self.gap(pos)
+            if self.at(pos, ","):
+                pos = self.gap(pos + 1)
+            elif not self.at(pos, "]") and (self.tail is None or self.tail.match(self.text, pos, self.limit) is None):
+                raise Reject
+
+    def call(self, begin: int) -> tuple[CallSyntax, int]:
+        text = self.text
+        name = _NAME.match(text, begin, self.limit)
+        if name is None:
+            raise Reject
+        pos = self.gap(name.end())
+        if not self.at(pos, "("):
+            raise Reject
+        self.taken = set()
+        items: list[tuple[str | None, Any]] = []
+        bare: list[str] = []
+        pos = self.gap(pos + 1)
+        while not self.at(pos, ")"):
+            key = None
+            word = _NAME.match(text, pos, self.limit)
+            if word is not None:
+                after = self.gap(word.end())
+                if self.at(after, "=") and not self.at(after, "=="):
+                    key, pos = word.group(), self.gap(after + 1)
+            value, pos = self.value(pos, 1, self.positional_end if key is None else self.keyword_end, key is not None)
+            if type(value) is _Bare:
+                value = str(value)
+                bare.append(value)
+            items.append((key, value))
+            pos = self.gap(pos)
+            if self.at(pos, ","):
+                pos = self.gap(pos + 1)
+            elif not self.at(pos, ")"):
+                raise Reject
+        notes = tuple(note for what, note in RECOVERY_NOTES.items() if what in self.taken)
+        self.used = self.used or bool(notes)
+        return CallSyntax(name.group(), items, bare, (begin, pos + 1), notes=notes), pos + 1
+
+    def ends(self, pattern: Pattern[str]) -> Callable[[int], bool]:
+        """Whether ``pattern`` (what ends an argument, an item or a key) matches at a position."""
+        return lambda pos: pattern.match(self.text, pos, self.limit) is not None
+
+    def value(self, pos: int, depth: int, follow: Callable[[int], bool], keyword: bool = False) -> tuple[Any, int]:
+        """The value at ``pos`` (after a gap) and where it ends; ``follow`` says where a string may end."""
+        if depth > self.max_depth:
+            raise Reject
+        text = self.text
+        pos = self.gap(pos)
+        c = text[pos] if pos < self.limit else ""
+        if c == "'" or c == '"' or c and c in "rRuU" and _STRING_OPEN.match(text, pos, self.limit) is not None:
+            return self.strings(pos, follow)
+        if c == "[":
+            return self.sequence(pos + 1, "]", depth)
+        if c == "(":
+            return self.parenthesised(pos, depth, keyword)
+        if c == "{":
+            return self.braces(pos, depth)
+        if c == "-" or c == "+":
+            number = _NUMBER.match(text, self.gap(pos + 1), self.limit)
+            if number is None:
+                raise Reject
+            value = to_number(number.group())
+            return (-value if c == "-" else value), number.end()
+        number = _NUMBER.match(text, pos, self.limit)
+        if number is not None:
+            return to_number(number.group()), number.end()
+        word = _NAME.match(text, pos, self.limit)
+        if word is None:
+            raise Reject
+        found = word.group()
+        if found in _WORD_VALUES:
+            return _WORD_VALUES[found], word.end()
+        if keyword:
+            return _Bare(found), word.end()
+        raise Reject
+
+    def strings(self, pos: int, follow: Callable[[int], bool]) -> tuple[str, int]:
+        """One string, or several written side by side (Python joins them)."""
+        value, pos = self.string(pos, follow)
+        while True:
+            after = self.gap(pos)
+            if _STRING_OPEN.match(self.text, after, self.limit) is None:
+                return value, pos
+            more, pos = self.string(after, follow)
+            value += more
+
+    def string(self, pos: int, follow: Callable[[int], bool]) -> tuple[str, int]:
+        """The string literal at ``pos`` and where it ends.  Triple-quoted and in valid Python
+        (``strict``): as Python reads it.  Else a raw line end is text, and a quote of its own kind
+        ends it only where ``follow`` says an argument (or an item) ends there — or, the first
+        such quote with no raw line end before it, where another string follows (as Python reads
+        ``'a' 'b'``); each other such quote is text.  Each quote is weighed once, by a look that
+        stops at the next quote: linear in the string's length."""
+        text, limit = self.text, self.limit
+        opening = _STRING_OPEN.match(text, pos, limit)
+        if opening is None:
+            raise Reject
+        token = opening.group()
+        quote = token.lstrip("rRuU")
+        start = opening.end()
+        if len(quote) == 3:
+            close = _TRIPLE_BODY[quote].match(text, start, limit).end()  # type: ignore[union-attr]  # matches everywhere
+            self.reach = max(self.reach, close)
+            if not text.startswith(quote, close, limit):
+                raise Reject("an unclosed string")
+            return decode_python_string(text[pos:close + 3]), close + 3
+        body = _BODY[quote]
+        at, skipped = start, False
+        while True:
+            close = body.match(text, at, limit).end()  # type: ignore[union-attr]  # matches everywhere
+            self.reach = max(self.reach, close)
+            if close >= limit or text[close] != quote:
+                raise Reject("an unclosed string")
+            if (self.strict or follow(close + 1) or not skipped and _NEXT_STRING.match(text, close + 1, limit)
+                    and _RAW_BREAK.match(text, start, close) is None):
+                break
+            skipped, at = True, close + 1
+        raw = text[start:close]
+        if ("\n" in raw or "\r" in raw) and _RAW_BREAK.match(raw) is not None:
+            if self.strict:
+                raise Reject("a line end in a string")
+            self.taken.add("line breaks")
+        if skipped:
+            self.taken.add("quotes")
+        return decode_python_string(token + raw + quote), close + 1
+
+    def sequence(self, pos: int, close: str, depth: int) -> tuple[list[Any], int]:
+        """A list's items, from just after its opening bracket to its ``close``."""
+        pos = self.gap(pos)
+        if self.at(pos, close):
+            return [], pos + 1
+        first, pos = self.value(pos, depth + 1, self.ends(_ITEM_END[close]))
+        return self.rest(pos, close, depth, [first])
+
+    def rest(self, pos: int, close: str, depth: int, out: list[Any]) -> tuple[list[Any], int]:
+        """The items after the first (in ``out``) of a list, tuple or set, to its ``close``."""
+        follow = self.ends(_ITEM_END[close])
+        while True:
+            pos = self.gap(pos)
+            if self.at(pos, close):
+                return out, pos + 1
+            if not self.at(pos, ","):
+                raise Reject
+            pos = self.gap(pos + 1)
+            if self.at(pos, close):
+                return out, pos + 1
+            item, pos = self.value(pos, depth + 1, follow)
+            out.append(item)
+
+    def parenthesised(self, pos: int, depth: int, keyword: bool) -> tuple[Any, int]:
+        """A tuple (a list), or a value in parentheses (a bare word too, as the grammar has it)."""
+        pos = self.gap(pos + 1)
+        if self.at(pos, ")"):
+            return [], pos + 1
+        first, pos = self.value(pos, depth + 1, self.ends(_ITEM_END[")"]), keyword)
+        pos = self.gap(pos)
+        if self.at(pos, ")"):
+            return first, pos + 1
+        if type(first) is _Bare:
+            raise Reject
+        return self.rest(pos, ")", depth, [first])
+
+    def braces(self, pos: int, depth: int) -> tuple[Any, int]:
+        """A dict, or a set literal read as a list of its items in order of first appearance."""
+        pos = self.gap(pos + 1)
+        if self.at(pos, "}"):
+            return {}, pos + 1
+        first, pos = self.value(pos, depth + 1, self.ends(_FIRST_IN_BRACES))
+        pos = self.gap(pos)
+        if not self.at(pos, ":"):
+            items, pos = self.rest(pos, "}", depth, [first])
+            if any(isinstance(item, (list, dict)) for item in items):
+                raise Reject("a set holding a list or a dict")  # Python's sets cannot
+            self.taken.add("set")
+            return list(dict.fromkeys(items)), pos  # equal items once, as in a set
+        out: dict[Any, Any] = {}
+        key_end, value_end = self.ends(_KEY_END), self.ends(_ITEM_END["}"])
+        key = first
+        while True:  # at the ":" after a key
+            value, pos = self.value(pos + 1, depth + 1, value_end)
+            out[_scalar_key(key)] = value
+            pos = self.gap(pos)
+            if self.at(pos, ","):
+                pos = self.gap(pos + 1)
+            elif not self.at(pos, "}"):
+                raise Reject
+            if self.at(pos, "}"):
+                return out, pos + 1
+            key, pos = self.value(pos, depth + 1, key_end)
+            pos = self.gap(pos)
+            if not self.at(pos, ":"):
+                raise Reject
+
+
+def recover_calls(text: str, begin: int, end: int, budget: Budget, notes: list[str], shape: str,
+                  closed_at: int | None = None, tail: Pattern[str] | None = None
+                  ) -> tuple[list[CallSyntax], int] | None:
+    r"""The last resort, for a candidate the strict readers (the plain reader, ``ast``, the
+    grammar) failed on: its calls as the model meant them, each noting what was taken leniently
+    (:data:`RECOVERY_NOTES`), and where the candidate ends; ``None`` when it needs what this
+    reader does not forgive (the strict readers' failure stands).
+
+    ``shape``: ``"call"`` (one call at ``begin``) or ``"list"`` (a bracketed list of calls at
+    ``begin``, ``tail`` allowed before its "]").  ``closed_at``: where the bracket matcher closed
+    the candidate (``None``: never).  What is forgiven:
+
+    * in a candidate that is not valid Python (it never closes, or ``ast.parse`` refuses it), a
+      ``'...'`` or ``"..."`` string holding raw line ends (text), or quotes of its own kind: such a
+      quote ends the string only where the end of its argument follows it (spaces, then ``,``
+      and a keyword's ``name=``, or the ``)`` closing the call; a positional value's, any ``,``),
+      or the end of its item in a list, tuple, set or dict (spaces, then ``,`` or the closing
+      bracket), or of a key (``:``); else it is text;
+    * anywhere, a set literal, read as a list of its items in order of first appearance.
+
+    Valid Python is read as Python reads it.  The reading is one pass that never looks back, each
+    quote weighed by a look that stops at the next quote; it reads at most what is left of
+    ``budget.recovery`` (:attr:`~toolform_rules.limits.Limits.reply_recovery_chars`) and spends
+    what it looked at.
+
+    >>> text = "[exec(command='cat > f.py << EOF\nprint(1)\nEOF'), bash(command='sed -n '3,4p' f.py')]"
+    >>> calls, end = recover_calls(text, 0, len(text), Budget(), [], "list")
+    >>> [call.items for call in calls], end == len(text)
+    ([[('command', 'cat > f.py << EOF\nprint(1)\nEOF')], [('command', "sed -n '3,4p' f.py")]], True)
+    >>> recover_calls("f(a='x' + 'y')", 0, 14, Budget(), [], "call", 14) is None  # valid Python, not a literal
+    True
+    """
+    if budget.recovery <= 0:
+        if RECOVERY_SPENT not in notes:
+            notes.append(RECOVERY_SPENT)
+        return None
+    strict = False
+    if closed_at is not None:  # brackets that close as Python's do: is it valid Python?
+        candidate = text[begin:closed_at]
+        if not budget.ast(candidate):
+            return None
+        strict = _ast_parse(candidate, "eval") is not None
+    limit = min(end, begin + budget.recovery)
+    reader = _LastResort(text, begin, limit, budget.limits.max_depth, shape, tail, strict)
+    read: tuple[list[CallSyntax], int] | None
+    try:
+        read = reader.read(begin)
+    except (Reject, ValueError, OverflowError, RecursionError, MemoryError):
+        read = None
+    budget.recovery -= max(1, reader.reach - begin, read[1] - begin if read is not None else 0)
+    if read is None or not reader.used:
+        if reader.reach >= limit > begin and limit < end and RECOVERY_SPENT not in notes:
+            notes.append(RECOVERY_SPENT)
+        return None
+    return read
+
+
+# ---------------------------------------------------------------------------------------------
 # locating candidates
 
 #: a reply that starts like a call (so it may be nothing but calls)
@@ -1238,6 +1601,7 @@ class Reader:
     fast reader (the calls of a well-formed candidate and where it ends, found without bracket
     matching; ``None`` for anything else), :meth:`read_slow` reads what it declined (by default
     the grammar, within the reply's budget; a :class:`GrammarFailure` says where it stops).
+    :meth:`recover` is the last resort for what the grammar refused (by default none).
     The class attributes say how a candidate that cannot be read is taken.
     """
 
@@ -1273,6 +1637,14 @@ class Reader:
         """The calls of ``text[begin:stop]`` (``closed``: its brackets close there), read by the grammar."""
         return grammar_read(self.grammar, self.transformer(), text, budget, (begin, stop))
 
+    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
+                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
+        """The last resort, once :meth:`read_slow` failed on the candidate at ``begin``
+        (``closed_at``: where its brackets close, ``None`` if they never do): its calls, each
+        noting what was taken leniently, and where it ends; ``None`` (the default: no such reader)
+        leaves the failure standing.  ``notes``: the reply's, for a limit reached."""
+        return None
+
     def where(self, begin: int) -> str:
         """The candidate at ``begin``, in a note."""
         return f"the {self.unit} at character {begin}"
@@ -1298,7 +1670,8 @@ def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Too
 
     A candidate is read by ``reader.read_at``, which needs no bracket matching; only when that
     declines are its brackets matched (one :class:`Closer` for the whole text: it is scanned
-    once, however many candidates ask) and ``reader.read_slow`` reads it.  ``gate``: with
+    once, however many candidates ask) and ``reader.read_slow`` reads it; what that refuses
+    goes to ``reader.recover``, the last resort.  ``gate``: with
     ``tools``, a candidate whose name no tool has is passed over, unread (prose is full of
     ``word(...)``).  ``budget`` bounds the heads and candidates looked at; past it, a note says so.
 
@@ -1344,13 +1717,16 @@ def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Too
             try:
                 calls = reader.read_slow(text, begin, stop, closed, budget)
             except GrammarFailure as err:
-                found.failures.append((name, f"{reader.where(begin)} could not be read: {err.describe()}"))
-                if reader.gives_up and not closed:
-                    break
-                if not reader.look_inside:
-                    covered = stop
-                    heads.skip_to(stop)
-                continue
+                recovered = reader.recover(text, begin, stop if closed else None, end, budget, notes)
+                if recovered is None:
+                    found.failures.append((name, f"{reader.where(begin)} could not be read: {err.describe()}"))
+                    if reader.gives_up and not closed:
+                        break
+                    if not reader.look_inside:
+                        covered = stop
+                        heads.skip_to(stop)
+                    continue
+                calls, stop = recovered
         else:
             calls, stop = read
         for call in calls:
@@ -1388,7 +1764,7 @@ class CodeFamily(Protocol):
         found = self.read_candidates(self.reader, body, tools, budget, notes)
         if found.calls and found.rest:
             notes.append(leftover_note(found.rest, self.read_what))
-        compliant = bool(found.calls) and not found.rest and not found.failures and not any(c.bare for c in found.calls)
+        compliant = bool(found.calls) and not found.rest and not found.failures and not any(c.lenient for c in found.calls)
         return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), compliant)
 
     def alone(self, text: str, start: int, end: int) -> bool:
@@ -1408,7 +1784,7 @@ class CodeFamily(Protocol):
         alone = self.alone(text, start, end)
         found = scan(reader, text, budget, notes, tools, start=start, end=end, gate=not alone)
         found.rest = outside(text, found.spans, self.between, start, end)
-        if not alone or found.rest or found.failures or any(c.bare for c in found.calls):
+        if not alone or found.rest or found.failures or any(c.lenient for c in found.calls):
             self._in_prose(found, tools, alone, text, start, end)
         if found.failures and note_failures:
             if reader.every_failure:
@@ -1461,6 +1837,8 @@ class CodeFamily(Protocol):
                     notes.append(f"read {call.name!r} as the tool {name!r}")
             for word in call.bare:
                 notes.append(f"{name}: the bare word {word!r} was read as text")
+            for note in call.notes:
+                notes.append(f"{name}: {note}")
             if arguments is None:
                 arguments = bind(call, tool, notes, name)
             span = call.span
@@ -1492,7 +1870,8 @@ PY_BETWEEN = re.compile(r"(?:[ \t\r\n;]++|#[^\r\n]*+)*+")
 
 class PythonCalls(Reader):
     """Python calls ``name(...)`` in a text: the plain reader, else ``ast.parse``, else
-    ``python_call``'s grammar (which reads calls outside any list, bracket or marker)."""
+    ``python_call``'s grammar (which reads calls outside any list, bracket or marker), else the
+    last resort (:func:`recover_calls`)."""
 
     quoting = PY_QUOTING
 
@@ -1515,10 +1894,15 @@ class PythonCalls(Reader):
         calls[0].span = (begin, stop)
         return calls
 
+    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
+                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
+        return recover_calls(text, begin, end, budget, notes, "call", closed_at)
+
 
 class PythonLists(Reader):
     """Bracketed lists of Python calls ``[f(...), g(...)]``: the plain reader, else ``ast.parse``,
-    else the format's grammar.  ``tail``: what may follow the calls before the ``]``."""
+    else the format's grammar, else the last resort (:func:`recover_calls`).  ``tail``: what may
+    follow the calls before the ``]``."""
 
     quoting = PY_QUOTING
     unit = "bracketed calls"
@@ -1541,6 +1925,10 @@ class PythonLists(Reader):
         for call in calls:
             call.span = (begin + call.span[0], begin + call.span[1]) if call.span else (begin, stop)
         return calls
+
+    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
+                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
+        return recover_calls(text, begin, end, budget, notes, "list", closed_at, self.tail)
 
     def where(self, begin: int) -> str:
         return "the bracketed calls" if begin == 0 else f"the bracketed calls at character {begin}"
@@ -1618,10 +2006,10 @@ def python_call_text(call: ToolCall) -> str:
     return f"{call.name}({arguments})"
 
 
-__all__ = ["BLANK", "CALL_START", "CAPS", "LIST_HEAD", "PY_BETWEEN", "PY_QUOTING", "PY_STRING", "SCAN_SPENT", "UNREAD",
-           "Budget", "CallHeads", "CallSyntax", "Closer", "CodeFamily", "Head", "Heads", "Items", "Literals", "Object",
-           "Pair", "PythonCalls", "PythonFamily", "PythonLists", "PythonValues", "Quoting", "Reader", "Reject", "Scan",
-           "ast_calls", "bind", "call_names", "caps", "decode_python_string", "fast_calls", "grammar_read",
-           "json_number", "leftover_note", "match_close", "outside", "parameter_order", "plain_arguments",
-           "plain_call_at", "plain_calls", "plain_list_at", "py_literal", "python_call_text", "resolve", "scan",
-           "to_number", "token_estimate", "transform"]
+__all__ = ["BLANK", "CALL_START", "CAPS", "LIST_HEAD", "PY_BETWEEN", "PY_QUOTING", "PY_STRING", "RECOVERY_NOTES",
+           "RECOVERY_SPENT", "SCAN_SPENT", "UNREAD", "Budget", "CallHeads", "CallSyntax", "Closer", "CodeFamily", "Head",
+           "Heads", "Items", "Literals", "Object", "Pair", "PythonCalls", "PythonFamily", "PythonLists", "PythonValues",
+           "Quoting", "Reader", "Reject", "Scan", "ast_calls", "bind", "call_names", "caps", "decode_python_string",
+           "fast_calls", "grammar_read", "json_number", "leftover_note", "match_close", "outside", "parameter_order",
+           "plain_arguments", "plain_call_at", "plain_calls", "plain_list_at", "py_literal", "python_call_text",
+           "recover_calls", "resolve", "scan", "to_number", "token_estimate", "transform"]

@@ -2,7 +2,9 @@
 
 Grammar: ``grammars/python_list_call.lark`` (calls of ``grammars/python_values.lark``).
 A reply that is one list is read whole by the code family's fast path; otherwise the
-bracketed lists of calls in it are located and each is read (fast path, then grammar).
+bracketed lists of calls in it are located and each is read (fast path, then grammar, then
+the family's last resort: a string holding raw line breaks or unescaped quotes of its own kind,
+as LFM2 writes them, and a set literal are read, and noted).
 An empty list is a reply that calls nothing.  Calls written without the brackets are
 still read, and the reply is marked as not keeping to the format.
 
@@ -52,7 +54,7 @@ class PythonListCall(PythonFamily):
             if found.rest:
                 notes.append(leftover_note(found.rest, "the list"))
             compliant = (len(found.spans) == 1 and not found.rest and not found.failures
-                         and not any(c.bare for c in found.calls))
+                         and not any(c.lenient for c in found.calls))
             return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), compliant)
         found = self.read_candidates(self.reader, body, tools, budget, notes)
         if found.calls:

@@ -21,8 +21,8 @@ from ..grammar import GrammarFailure
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (Budget, CallSyntax, Items, PythonCalls, PythonFamily, PythonLists, PythonValues, ast_calls,
-                          call_names, grammar_read, leftover_note, python_call_text)
+from .code_family import (RECOVERY_SPENT, Budget, CallSyntax, Items, PythonCalls, PythonFamily, PythonLists,
+                          PythonValues, ast_calls, call_names, grammar_read, leftover_note, python_call_text)
 from .json_object import call_from_object
 
 TAG = "<|python_tag|>"
@@ -62,7 +62,8 @@ class PythonTagValues(PythonValues):
 
 
 class _MarkedCalls(PythonCalls):
-    """Calls after a marker: what the fast readers cannot read is left to the segment's grammar."""
+    """Calls after a marker: what the fast readers cannot read is left to the segment's grammar
+    (and only what that refuses to the last resort: :meth:`PythonTag._recovered`)."""
 
     def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
         candidate = text[begin:stop]
@@ -71,6 +72,10 @@ class _MarkedCalls(PythonCalls):
             raise GrammarFailure("python_tag", 1, 1)
         calls[0].span = (begin, stop)
         return calls
+
+    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
+                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
+        return None  # the segment's grammar has not run yet
 
 
 class _MarkedList(PythonLists):
@@ -85,6 +90,10 @@ class _MarkedList(PythonLists):
             call.span = (begin + call.span[0], begin + call.span[1]) if call.span else (begin, stop)
         return calls
 
+    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
+                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
+        return None  # the segment's grammar has not run yet
+
 
 class PythonTag(PythonFamily):
     info = ProtocolInfo(
@@ -95,6 +104,9 @@ class PythonTag(PythonFamily):
     )
     marked_calls = _MarkedCalls()
     marked_list = _MarkedList("python_tag", PythonTagValues)
+    #: a list of calls read by the family's readers, the last resort included (the segment's
+    #: grammar reads a list only after a marker)
+    call_list = PythonLists("python_list_call", PythonValues)
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         budget = Budget(limits)
@@ -159,7 +171,7 @@ class PythonTag(PythonFamily):
         reader = self.marked_list if body.startswith("[") else self.marked_calls
         found = self.read_candidates(reader, text, tools, budget, notes, base, stop, note_failures=False)
         if found.calls and not found.failures and not found.rest:
-            return found.calls, not any(c.bare for c in found.calls)
+            return found.calls, not any(c.lenient for c in found.calls)
         # calls, then prose: a letter in the leftover's first words
         if found.calls and not found.failures and any(ch.isalpha() for ch in found.rest):
             notes.append(leftover_note(found.rest, "the marked calls"))
@@ -167,6 +179,10 @@ class PythonTag(PythonFamily):
         try:  # what the fast readers could not read, or where it stops being calls
             calls = grammar_read(self.info.id, PythonTagValues(), TAG + body, budget)
         except GrammarFailure as err:
+            recovered = self._recovered(text, base, stop, tools, budget, notes)
+            if recovered:
+                del notes[mark:]
+                return recovered, False
             if found.calls:
                 notes.append(leftover_note(found.rest, "the marked calls"))
                 return found.calls, False
@@ -176,7 +192,21 @@ class PythonTag(PythonFamily):
         del notes[mark:]
         for call in calls:
             call.span = (base, stop)
-        return calls, not any(c.bare for c in calls)
+        return calls, not any(c.lenient for c in calls)
+
+    def _recovered(self, text: str, base: int, stop: int, tools: Toolset | None, budget: Budget,
+                   notes: list[str]) -> list[CallSyntax]:
+        """The calls of a segment ``text[base:stop]`` its grammar refused, read again by the
+        family's readers, which end with the last resort (:func:`~.code_family.recover_calls`):
+        all of them when they make up the segment, else none (and a note if its budget ran out)."""
+        reader = self.call_list if text.startswith("[", base) else self.reader
+        said: list[str] = []
+        found = self.read_candidates(reader, text, tools, budget, said, base, stop, note_failures=False)
+        if found.calls and not found.failures and not found.rest:
+            return found.calls
+        if RECOVERY_SPENT in said and RECOVERY_SPENT not in notes:
+            notes.append(RECOVERY_SPENT)
+        return []
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         # a marker inside a string would end the segment early: its "|" is written as an escape
