@@ -22,8 +22,6 @@ CASES = cases()
 KNOWN_MISSES: dict[tuple[str, str], str] = {
     ("qwen3_coder_xml", "c96b77076e96"): "an unfinished stream: the engine returns a partial raw argument string",
     ("qwen3_coder_xml", "b662179caf84"): "the text null for a ['string', 'null'] parameter is JSON null there",
-    ("lfm2_pythonic", "d81a8dac325d"): "raw newlines inside a single-quoted string (not Python) recovered by the engine",
-    ("lfm2_pythonic", "83521de5a047"): "same-style quotes nested unescaped in a string (not Python) recovered",
     ("lfm2_pythonic", "00135c5185cd"): "a partial call: the engine reports the name with a prefix of the arguments",
     ("react", "8c7af121d6fd"): "the engine keeps the value's trailing newline after an indented Action Input",
 }

@@ -33,8 +33,6 @@ CUT_OFF: dict[tuple[str, str], str] = {
 }
 #: engine behaviours we do not copy
 DIVERGENCES: dict[tuple[str, str], str] = {
-    ("lfm2_pythonic", "d81a8dac325d"): "raw newlines inside a single-quoted string (not Python)",
-    ("lfm2_pythonic", "83521de5a047"): "same-style quotes nested unescaped in a string (not Python)",
     ("qwen3_coder_xml", "b662179caf84"): "the text null for a ['string', 'null'] parameter stays the text: "
                                          "typing from the schema keeps every value a string may be",
     ("kimi_k2", "99230040a69d"): "calls written inside an unclosed <think> block are reasoning, not calls",
