@@ -299,64 +299,65 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
     return None
 
 
-def flat(steps: tuple[tuple, ...]) -> tuple[tuple, ...] | None:
-    """``steps`` when they are literals, white space, keys and values only (most parameter templates), each
-    value followed by a literal: what :func:`_flat_parameters` reads in one loop; else ``None``."""
-    for index, step in enumerate(steps):
-        if step[0] == SLOT and step[1] not in ("key", "value") or step[0] in (OPTIONAL, EITHER):
-            return None
-        if step[0] == SLOT and step[1] == "value" and (index + 1 >= len(steps) or steps[index + 1][0] != LITERAL):
-            return None
-    return steps
+def flat(steps: tuple[tuple, ...]) -> tuple | None:
+    """A parameter template of literals, white space, a key and one value followed by a literal (most are),
+    compiled for :func:`_flat_parameters`: (the pattern up to the value, the literal after it, the pattern
+    of what follows that); else ``None``."""
+    if any(step[0] in (OPTIONAL, EITHER) or step[0] == SLOT and step[1] not in ("key", "value") for step in steps):
+        return None
+    values = [index for index, step in enumerate(steps) if step[0] == SLOT and step[1] == "value"]
+    if len(values) != 1 or values[0] + 1 >= len(steps) or steps[values[0] + 1][0] != LITERAL:
+        return None
+    head, close, tail = steps[:values[0]], steps[values[0] + 1][1], steps[values[0] + 2:]
+    if sum(1 for step in head if step[0] == SLOT) != 1 or sum(1 for step in tail if step[0] == SLOT) > 1:
+        return None
+
+    def pattern(part: tuple[tuple, ...]) -> "re.Pattern[str]":
+        return re.compile("".join(r"\s*+" + (re.escape(step[1]) if step[0] == LITERAL else
+                                             f"({_KEY.pattern})" if step[0] == SLOT else "") for step in part))
+
+    return pattern(head), close, pattern(tail) if tail else None
 
 
-def _flat_parameters(steps: tuple[tuple, ...], at: int, cap: Capture, ctx: Context) -> int:
+def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> int:
     """The parameters written one after another from ``at`` with a flat template; where they end.  (What
-    :func:`match` does for each, without its calls: a parameter is most of a text-valued call.)"""
+    :func:`match` does for each, in one pattern, one search and one more pattern: a parameter is most of a
+    text-valued call.)"""
+    head, close, tail = compiled
     text, arguments, trim = ctx.text, cap.arguments, ctx.entry.value_trim == "newline"
     find = ctx.finder.find
     while True:
-        pos, key = at, None
-        for index, step in enumerate(steps):
-            kind = step[0]
-            if kind == BLANK or kind == LITERAL:
-                if text[pos:pos + 1] in _SPACE:
-                    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if kind == LITERAL:
-                    if not text.startswith(step[1], pos):
-                        ctx.fail(pos, repr(step[1]))
-                        return at
-                    pos += len(step[1])
-            elif step[1] == "key":
-                if text[pos:pos + 1] in _SPACE:
-                    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                found = step[4].match(text, pos)
-                if found is None or key is not None and found.group() != key:
-                    ctx.fail(pos, "a key" if key is None else repr(key))
-                    return at
-                key, pos = found.group(), found.end()
-            else:  # a value, up to the literal that follows it
-                ctx.committed = True
-                if text.startswith(_CDATA, pos):
-                    close = find(_CDATA_END, pos + len(_CDATA))
-                    if close < 0:
-                        ctx.fail(len(text), repr(_CDATA_END))
-                        return at
-                    arguments[key] = text[pos + len(_CDATA):close]
-                    pos = close + len(_CDATA_END)
-                    continue
-                end = find(steps[index + 1][1], pos)
-                if end < 0:
-                    ctx.fail(len(text), repr(steps[index + 1][1]))
-                    return at
-                body = text[pos:end]
-                if trim:
-                    body = body[1:] if body[:1] == "\n" else body
-                    body = body[:-1] if body[-1:] == "\n" else body
-                arguments[key] = body
-                pos = end
-        if pos == at:
+        opened = head.match(text, at)
+        if opened is None:
+            ctx.fail(at, "a parameter")
             return at
+        key, pos = opened.group(1), opened.end()
+        ctx.committed = True
+        if text.startswith(_CDATA, pos):  # <![CDATA[...]]>: the value may hold the closing literal
+            end = find(_CDATA_END, pos + len(_CDATA))
+            if end < 0 or not text.startswith(close, end + len(_CDATA_END)):
+                ctx.fail(len(text) if end < 0 else end + len(_CDATA_END), repr(close))
+                return at
+            arguments[key] = text[pos + len(_CDATA):end]
+            pos = end + len(_CDATA_END) + len(close)
+        else:
+            end = find(close, pos)
+            if end < 0:
+                ctx.fail(len(text), repr(close))
+                return at
+            body = text[pos:end]
+            if trim:
+                body = body[1:] if body[:1] == "\n" else body
+                body = body[:-1] if body[-1:] == "\n" else body
+            arguments[key] = body
+            pos = end + len(close)
+        if tail is not None:
+            closed = tail.match(text, pos)
+            if closed is None or closed.lastindex and closed.group(1) != key:
+                ctx.fail(pos, "the end of the parameter" if closed is None else repr(key))
+                del arguments[key]
+                return at
+            pos = closed.end()
         at = pos
 
 
