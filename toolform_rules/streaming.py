@@ -75,6 +75,7 @@ class ReplyStream:
         self._closed = False
         #: the last look found a call that closed at the end of the text: the next chunk says whether it is done
         self._ends_a_call = False
+        self._taking_in = -1  # where the call starts that the last look found ending where the text did
 
     # --- the text -------------------------------------------------------------------------------------------
 
@@ -150,9 +151,10 @@ class ReplyStream:
         extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
         calls = [raw for raw in extraction.calls if raw.span is not None]
         last = calls[-1] if calls else None
-        # (once: a call that again ends where the text does is taking in what arrives, not closed)
-        self._ends_a_call = not self._ends_a_call and last is not None and self._protocol.closes_calls and \
-            last.span[1] == len(region)  # type: ignore[index]
+        # once per call: a call that again ends where the text does is taking in what arrives, not closed
+        at_end = last is not None and self._protocol.closes_calls and last.span[1] == len(region)  # type: ignore
+        self._ends_a_call = at_end and last.span[0] != self._taking_in  # type: ignore[union-attr]
+        self._taking_in = last.span[0] if at_end else -1  # type: ignore[union-attr]
         if last is not None and not (self._protocol.closes_calls and last.span[1] < len(region)):  # type: ignore[index]
             # a call whose end no marker closes may go on in the next chunk: done when the next call begins
             calls = [raw for raw in calls if raw.span[1] <= last.span[0]]  # type: ignore[index]
