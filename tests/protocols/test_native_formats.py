@@ -174,3 +174,24 @@ def test_several_call_objects_in_one_hermes_tag_are_all_read() -> None:
     text = ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "A"}}\n'
             '{"name": "get_weather", "arguments": {"city": "B"}}\n</tool_call>')
     assert [c.arguments for c in parse_reply(text, TOOLS, "hermes").calls] == [{"city": "A"}, {"city": "B"}]
+
+
+@pytest.mark.parametrize("protocol_id", NATIVE)
+def test_a_reply_of_unclosed_tags_and_objects_is_read_in_linear_time(protocol_id: str) -> None:
+    """Many starts of a JSON object that never closes: each failure costs what it read, not a count of the
+    lines before it (json's own error would), so the reply is linear (granite_json_array and llama3_json
+    were quadratic here)."""
+    from support.growth import assert_grows_linearly
+
+    unit = '<tool_call> get_weather {"city": '
+    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
+                          lambda size: (unit * (size // len(unit) + 1))[:size])
+
+
+@pytest.mark.parametrize("protocol_id", ["hermes", "kimi_k2", "mistral_name_args"])
+def test_arguments_longer_than_the_first_json_window_are_read_whole(protocol_id: str) -> None:
+    call = ToolCall("get_weather", {"city": "x" * 70_000, "tags": ["y" * 5000] * 3})
+    reply = parse_reply(get_protocol(protocol_id).render_calls([call]), TOOLS, protocol_id)
+    assert [c.arguments for c in reply.calls] == [call.arguments]
+    broken = get_protocol(protocol_id).render_calls([call]).replace('"tags"', '"tags" ]', 1)
+    assert parse_reply(broken, TOOLS, protocol_id).calls == ()

@@ -25,9 +25,42 @@ _NAME_NO_COLON = re.compile(r"[A-Za-z_][\w.\-]{0,255}")
 _ID = re.compile(r"[\w\-]{1,64}")
 _WORD = re.compile(r"[\w\-./]{1,64}")
 _KEY = re.compile(r"[^\s<>=\"'/]{1,256}")
-_DECODE = json.JSONDecoder().raw_decode
+_RAW_DECODE = json.JSONDecoder().raw_decode
+#: the first window a JSON value is decoded in: json's error counts the lines before where it stopped, in
+#: the text it was given, so a failure in a 1 MB reply would cost a pass over all that precedes it
+JSON_WINDOW = 4096
+
+
+def _DECODE(text: str, at: int) -> tuple[Any, int]:
+    """``json``'s ``raw_decode`` of the object or array at ``text[at]``, run on growing windows of the text after
+    ``at``: a value that fails inside a window fails there; only one the window's end may have cut is tried on
+    a window 16 times wider.  (A bracket closes a value whole, so one read inside a window is the value.)"""
+    window = JSON_WINDOW
+    while True:
+        piece = text[at:at + window]
+        try:
+            value, end = _RAW_DECODE(piece)
+        except json.JSONDecodeError as err:
+            # a failure inside the window is the value's own, but for one the window's end may have caused: a
+            # failure at that end, or a string that does not close (json says where the string began)
+            cut = err.pos >= len(piece) - 1 or err.msg.startswith("Unterminated string")
+            if at + window >= len(text) or not cut:
+                raise _at(err, at) from None
+            window *= 16
+            continue
+        return value, at + end
+
+
+def _at(err: json.JSONDecodeError, at: int) -> json.JSONDecodeError:
+    """``err`` (on a window of the text from ``at``) placed in the text, without counting its lines again."""
+    moved = json.JSONDecodeError.__new__(json.JSONDecodeError)
+    Exception.__init__(moved, err.msg)
+    moved.msg, moved.pos = err.msg, err.pos + at
+    return moved
 _BETWEEN_CALLS = re.compile(r"\s*+;?\s*+")
-_JSON_OPENING = re.compile(r"[{\[]")
+_JSON_OPENING = re.compile(r"[{\[\n]")
+#: how far past a marker words before its JSON are passed over
+JUNK_CHARS = 256
 _BRACKETS = brackets("{[", "}]")
 _CDATA, _CDATA_END = "<![CDATA[", "]]>"
 _NONE: Any = object()
@@ -364,10 +397,10 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
 def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
     text, entry = ctx.text, ctx.entry
     if kind == "calls" and at < len(text) and text[at] not in "{[":
-        # words before the JSON on its line ("[TOOL_CALLS] junk [{...}]"): passed over, noted
-        line_end = text.find("\n", at)
-        opening = _JSON_OPENING.search(text, at, len(text) if line_end < 0 else line_end)
-        if opening is not None:
+        # a few words before the JSON on its line ("[TOOL_CALLS] junk [{...}]"): passed over, noted (looked for
+        # within JUNK_CHARS only, so that a reply of many markers and no JSON stays linear)
+        opening = _JSON_OPENING.search(text, at, min(len(text), at + JUNK_CHARS))
+        if opening is not None and opening.group() != "\n":
             cap.skipped.append(at)
             at = opening.start()
     read = _json_at(text, at, ctx, "a JSON call object" if kind == "call" else "JSON call objects")
