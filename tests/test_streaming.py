@@ -93,3 +93,8 @@ def test_a_closed_stream_takes_no_more_text() -> None:
     stream.close()
     with pytest.raises(ValueError, match="closed"):
         stream.feed("x")
+
+
+def test_an_unknown_option_is_refused_when_the_stream_is_made() -> None:
+    with pytest.raises(TypeError, match="unknown options vaildate"):
+        parse_stream(sample_toolset(), "json_object", vaildate=False)

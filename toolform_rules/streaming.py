@@ -9,14 +9,16 @@ reply was cut into chunks.
 
 A feed does little: it keeps the chunk and, when the chunk holds a character that can end a
 call (a closing bracket, tag or line) and the text not yet settled has grown by a quarter
-since the last look, reads that text once more.  A call is announced as done once text
-follows it that it did not take — in a format whose calls a marker closes (JSON, tags, Python
-calls: ``Protocol.closes_calls``) — else once the next call begins; what the end of the reply
-completes is announced by ``close()`` in ``final_events``.  So the text is read a bounded number of
+since the last look, reads that text once more.  So the text is read a bounded number of
 times in all (each look reads at least a quarter more than the last), whatever the
 chunking: feeding a reply one character at a time costs a small multiple of one
-``parse_reply`` (``bench/stream.py``).  A model-native format also announces a call as soon
-as its name is written, and then its argument text as it arrives.
+``parse_reply`` (``bench/stream.py``).
+
+A call is announced as done once text follows it that it did not take — in a format whose
+calls a marker closes (JSON, tags, Python calls: ``Protocol.closes_calls``) — else once the
+next call begins; what only the end of the reply completes is announced by ``close()``, in
+``final_events``, and so are calls only ``lenient_fallback`` finds.  A model-native format
+also announces a call as soon as its name is written, and then its argument text as it arrives.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ _ENDS_A_CALL = frozenset("}])>\n")
 _ENDS_A_HEAD = frozenset("}])>\n:|\"=")
 #: the share by which the unsettled text must have grown before it is read again
 GROWTH = 4
+#: the options of ``parse_reply`` a stream takes
+_PARSE_OPTIONS = frozenset({"rule", "validate", "lenient_fallback", "profile", "rules", "policy"})
 
 
 class StreamEvent(NamedTuple):
@@ -56,6 +60,10 @@ class ReplyStream:
     """One reply being read as it arrives; see :func:`parse_stream`."""
 
     def __init__(self, tools: Any, protocol_id: str, *, limits: Limits = DEFAULT_LIMITS, **options: Any) -> None:
+        unknown = sorted(set(options) - _PARSE_OPTIONS)
+        if unknown:
+            raise TypeError(f"parse_stream() got unknown options {', '.join(unknown)}; it takes those of "
+                            f"parse_reply: {', '.join(sorted(_PARSE_OPTIONS))}")
         self._toolset = tools if isinstance(tools, Toolset) else load_tools(tools, limits=limits)
         self._protocol_id, self._protocol = protocol_id, get_protocol(protocol_id)
         self._limits, self._options = limits, options
