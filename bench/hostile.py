@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--protocols", default="")
+    parser.add_argument("--kind", default="study", choices=("study", "native", "all"),
+                        help="which protocols, when --protocols does not name them (protocol_ids(kind))")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=30.0)
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from toolform_rules import protocol_ids
 
-    protocols = opts.protocols.split(",") if opts.protocols else protocol_ids()
+    protocols = opts.protocols.split(",") if opts.protocols else protocol_ids(opts.kind)
     sizes = [int(s) for s in opts.sizes.split(",")]
     shapes = opts.shapes.split(",")
     header = ["protocol", "shape", *(f"{s // 1000} KB" for s in sizes)]

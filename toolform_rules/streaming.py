@@ -157,18 +157,21 @@ class ReplyStream:
         self._looked = len(region)
         masked = remove_reasoning(region, blank=True)[0]
         extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
-        calls = [raw for raw in extraction.calls if raw.span is not None]
-        last = calls[-1] if calls else None
-        # once per call: a call that again ends where the text does is taking in what arrives, not closed
-        at_end = last is not None and self._protocol.closes_calls and last.span[1] == len(region)  # type: ignore
-        self._ends_a_call = at_end and last.span[0] != self._taking_in  # type: ignore[union-attr]
-        self._taking_in = last.span[0] if at_end else -1  # type: ignore[union-attr]
-        if last is not None and not (self._protocol.closes_calls and last.span[1] < len(region)):  # type: ignore[index]
-            # a call whose end no marker closes may go on in the next chunk: done when the next call begins
-            calls = [raw for raw in calls if raw.span[1] <= last.span[0]]  # type: ignore[index]
-        complete = calls
-        if not complete:
+        spans = [(raw, raw.span) for raw in extraction.calls if raw.span is not None]
+        if not spans:
+            self._ends_a_call, self._taking_in = False, -1
             return []
+        (last_start, last_end), closes = spans[-1][1], self._protocol.closes_calls
+        # once per call: a call that again ends where the text does is taking in what arrives, not closed
+        at_end = closes and last_end == len(region)
+        self._ends_a_call = at_end and last_start != self._taking_in
+        self._taking_in = last_start if at_end else -1
+        if not (closes and last_end < len(region)):
+            # a call whose end no marker closes may go on in the next chunk: done when the next call begins
+            spans = [(raw, span) for raw, span in spans if span[1] <= last_start]
+        if not spans:
+            return []
+        complete = [raw for raw, _ in spans]
         events: list[StreamEvent] = []
         for raw in complete:
             call = self._grade(raw)
@@ -178,7 +181,7 @@ class ReplyStream:
             events.append(StreamEvent("call_done", self._calls, name=raw.name, call=call))
             self._calls += 1
             self._head = None
-        self._settle(max(raw.span[1] for raw in complete))  # type: ignore[index]
+        self._settle(max(span[1] for _, span in spans))
         self._looked = self._sought = 0
         return events
 
