@@ -130,7 +130,8 @@ class ReplyStream:
         events = [StreamEvent("arguments", head[1], "", chunk)] if head is not None else []
         if self._ends_a_call or ends:
             unsettled = self._size - self._settled
-            if self._ends_a_call or unsettled >= self._looked + max(1, self._looked // GROWTH):
+            if self._ends_a_call or unsettled >= self._looked + max(1, self._looked // GROWTH) and (
+                    not self._protocol.closes_calls or self._may_close(unsettled)):
                 events += self._look()
         if head is None and self._starts is not None and self._head is None and \
                 not _ENDS_A_HEAD.isdisjoint(chunk):
@@ -138,6 +139,13 @@ class ReplyStream:
             if unsettled >= self._sought + max(1, self._sought // GROWTH):
                 events += self._announce()
         return events
+
+    def _may_close(self, unsettled: int) -> bool:
+        """Whether the unsettled text may hold a complete call: its braces balance (a look at an unclosed
+        object costs several times one at a closed one, in the readers' lenient paths) — or it has doubled
+        since the last look, so that braces in prose do not stop the looks for good."""
+        region = self._unsettled()
+        return region.count("{") <= region.count("}") or unsettled >= 2 * self._looked
 
     def _announce(self) -> list[StreamEvent]:
         """A model-native call whose name is written: announced, with its argument text so far."""
