@@ -9,6 +9,7 @@ text — becomes the tool's one string parameter, ``input``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,11 @@ LABELS: dict[str, str] = {
 }
 
 FREE_TEXT_PARAMETER = "input"
+
+
+def case_key(case: dict[str, Any]) -> tuple[str, str]:
+    """A case's name in the lists of named misses: its label and the first 12 hex digits of its reply's sha256."""
+    return case["format"], hashlib.sha256(case["reply"].encode()).hexdigest()[:12]
 
 
 def all_cases() -> list[dict[str, Any]]:

@@ -9,11 +9,10 @@ a regression fails and a fix has to take its case off the list.
 from __future__ import annotations
 
 import collections
-import hashlib
 
 import pytest
 
-from engine_cases import LABELS, cases, expected_calls, toolset_json
+from engine_cases import LABELS, case_key, cases, expected_calls, toolset_json
 from toolform_rules import load_tools, parse_reply
 
 CASES = cases()
@@ -25,10 +24,6 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {
     ("lfm2_pythonic", "00135c5185cd"): "a partial call: the engine reports the name with a prefix of the arguments",
     ("react", "8c7af121d6fd"): "the engine keeps the value's trailing newline after an indented Action Input",
 }
-
-
-def case_key(case: dict) -> tuple[str, str]:
-    return case["format"], hashlib.sha256(case["reply"].encode()).hexdigest()[:12]
 
 
 def _ours(case: dict) -> list[dict]:

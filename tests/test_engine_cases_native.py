@@ -10,13 +10,12 @@ invalid JSON inside the markers — and engine behaviours we do not copy, each w
 from __future__ import annotations
 
 import collections
-import hashlib
 import pathlib
 import re
 
 import pytest
 
-from engine_cases import all_cases, expected_calls, toolset_json
+from engine_cases import all_cases, case_key, expected_calls, toolset_json
 from toolform_rules import load_tools, parse_reply
 
 CASES = all_cases()
@@ -39,10 +38,6 @@ DIVERGENCES: dict[tuple[str, str], str] = {
     ("minimax_m3_xml", "f542b9b56638"): "arrays and objects written as nested <item> and key elements",
     ("react", "8c7af121d6fd"): "the engine keeps the value's trailing newline after an indented Action Input",
 }
-
-
-def case_key(case: dict) -> tuple[str, str]:
-    return case["format"], hashlib.sha256(case["reply"].encode()).hexdigest()[:12]
 
 
 def _ours(case: dict):

@@ -23,6 +23,7 @@ from .schema.loaders import load_tools
 from .schema.names import canonical_name
 from .protocols import REGISTRY, get_protocol, lenient_order
 from .protocols.base import Extraction, Protocol, RawCall
+from .protocols.reading import text_outside
 from .protocols.typing import type_values
 from .engine.report import ValidationReport
 from .engine.rules import RuleSet
@@ -353,16 +354,7 @@ def outside_calls(text: str, calls: Sequence[RawCall]) -> str:
     >>> outside_calls("Sure. f(a=1) Done.", [RawCall("f", {"a": 1}, (6, 12))])
     'Sure.  Done.'
     """
-    if not calls:
-        return text.strip()
-    kept: list[str] = []
-    at = 0
-    for span in sorted(c.span for c in calls if c.span is not None):
-        if span[0] > at:
-            kept.append(text[at:span[0]])
-        at = max(at, span[1])
-    kept.append(text[at:])
-    return "".join(kept).strip()
+    return text_outside(text, [c.span for c in calls if c.span is not None]).strip() if calls else text.strip()
 
 
 def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, lenient: str, validate: bool,

@@ -76,8 +76,7 @@ class ReplyStream:
         self._settled = 0  # the text before it holds no call still to be announced
         self._looked = 0  # how much unsettled text the last look read
         self._sought = 0  # how much unsettled text the last search for a call's head read
-        self._calls = 0  # calls announced as done
-        self._done: list[ParsedCall] = []
+        self._done: list[ParsedCall] = []  # the calls announced as done, in order
         self._head: tuple[int, int, int] | None = None  # the call announced as started: (start, index, sent up to)
         self._starts = getattr(self._protocol, "call_starts", None)
         self._closed = False
@@ -155,9 +154,9 @@ class ReplyStream:
         if found is None:
             return []
         start, name, arguments_at = found
-        self._head = (start, self._calls, arguments_at)
-        return [StreamEvent("call_started", self._calls, name=name),
-                StreamEvent("arguments", self._calls, text=text[arguments_at:])]
+        self._head = (start, len(self._done), arguments_at)
+        return [StreamEvent("call_started", len(self._done), name=name),
+                StreamEvent("arguments", len(self._done), text=text[arguments_at:])]
 
     def _look(self) -> list[StreamEvent]:
         """Read the unsettled text once more; announce the calls in it that are complete."""
@@ -182,12 +181,11 @@ class ReplyStream:
         complete = [raw for raw, _ in spans]
         events: list[StreamEvent] = []
         for raw in complete:
-            call = self._grade(raw)
+            call, number = self._grade(raw), len(self._done)
+            if self._head is None or self._head[1] != number:  # (else announced, its text sent by feed)
+                events.append(StreamEvent("call_started", number, name=raw.name))
+            events.append(StreamEvent("call_done", number, name=raw.name, call=call))
             self._done.append(call)
-            if self._head is None or self._head[1] != self._calls:  # (else announced, its text sent by feed)
-                events.append(StreamEvent("call_started", self._calls, name=raw.name))
-            events.append(StreamEvent("call_done", self._calls, name=raw.name, call=call))
-            self._calls += 1
             self._head = None
         self._settle(max(span[1] for _, span in spans))
         self._looked = self._sought = 0
@@ -214,7 +212,7 @@ class ReplyStream:
             if call in unannounced:
                 unannounced.remove(call)
         events: list[StreamEvent] = []
-        for index, call in enumerate(unannounced, start=self._calls):
+        for index, call in enumerate(unannounced, start=len(self._done)):
             if self._head is None or self._head[1] != index:  # (a call already announced as started is not again)
                 events.append(StreamEvent("call_started", index, name=call.name))
             events.append(StreamEvent("call_done", index, name=call.name, call=call))

@@ -11,7 +11,7 @@ says the same thing when a candidate is refused.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from ..grammar import GrammarFailure
 from ..limits import DEFAULT_LIMITS, Limits
@@ -52,6 +52,22 @@ class Fenced(NamedTuple):
 #: an info string: a language tag such as ``json``, ``tool-code``, ``c++``, ``objective-c``
 _INFO_STRING = re.compile(r"[ \t]*[\w.+#-]*[ \t]*\r?\n")
 _FENCE = "```"
+
+
+def text_outside(text: str, spans: "Iterable[tuple[int, int]]") -> str:
+    """``text`` without ``spans`` (they may overlap and come in any order).
+
+    >>> text_outside("Sure. f(a=1) Done.", [(6, 12)])
+    'Sure.  Done.'
+    """
+    kept: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        if start > at:
+            kept.append(text[at:start])
+        at = max(at, end)
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 def strip_code_fence(text: str) -> Fenced:
@@ -139,4 +155,4 @@ class GrammarBudget:
         self.left -= cost
 
 
-__all__ = ["MAX_NOTES", "Fenced", "GrammarBudget", "GrammarTooLong", "strip_code_fence", "tool_of"]
+__all__ = ["MAX_NOTES", "Fenced", "GrammarBudget", "GrammarTooLong", "strip_code_fence", "text_outside", "tool_of"]

@@ -27,7 +27,7 @@ from ...calls import ToolCall
 from ...limits import Limits
 from ...schema.toolset import Toolset
 from ..base import Extraction, Protocol, ProtocolInfo, RawCall
-from ..reading import MAX_NOTES
+from ..reading import MAX_NOTES, text_outside
 from .catalogue import FormatEntry, builtin_catalogue
 from .template import Capture, Context, compile_pieces, first_pattern, flat, match, render
 
@@ -133,15 +133,7 @@ class NativeFormat(Protocol):
 
     def _content(self, text: str, taken: list[tuple[int, int]], reasoning: list[tuple[int, int]]) -> str:
         """The reply's text outside its calls, its reasoning and the entry's dropped markers, trimmed."""
-        spans = sorted(taken + reasoning)
-        kept: list[str] = []
-        at = 0
-        for start, end in spans:
-            if start > at:
-                kept.append(text[at:start])
-            at = max(at, end)
-        kept.append(text[at:])
-        content = "".join(kept)
+        content = text_outside(text, taken + reasoning)
         for marker in self.entry.drop:
             content = content.replace(marker, "")
         return content.strip()
