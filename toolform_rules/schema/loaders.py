@@ -22,7 +22,12 @@ from .ir import JSON_TYPES, Property, Schema, Tool
 from ..limits import DEFAULT_LIMITS, Limits
 from .toolset import Toolset
 
-KINDS = ("auto", "openai", "anthropic", "mcp", "bfcl")
+KINDS = ("auto", "openai", "anthropic", "mcp", "bfcl", "python", "typescript")
+#: the kinds read from JSON documents (the others from Python objects or TypeScript source)
+JSON_KINDS = ("openai", "anthropic", "mcp", "bfcl")
+#: file name endings read as TypeScript, and as Python
+TYPESCRIPT_SUFFIXES = (".ts", ".d.ts", ".mts", ".cts", ".d.mts", ".d.cts")
+PYTHON_SUFFIXES = (".py",)
 
 # BFCL's Python docs write dict/float/tuple/any for JSON Schema's object/number/array/(any).
 DIALECT_TYPES: dict[str, tuple[str, ...]] = {
@@ -563,20 +568,7 @@ def _read_input(obj: Any, limits: Limits) -> tuple[Any, str]:
     if isinstance(obj, Path) or (isinstance(obj, str) and obj.strip()
                                  and not obj.lstrip().startswith(("{", "["))):
         path = Path(obj)
-        try:
-            if not path.is_file():
-                raise LoaderError("no such file (and not JSON text: JSON starts with '{' or '[')",
-                                  source=str(obj))
-            size = path.stat().st_size
-            if size > limits.max_input_bytes:
-                raise LoaderError(f"the file is {size} bytes, more than the {limits.max_input_bytes} allowed",
-                                  source=str(path))
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise LoaderError(f"the file is not UTF-8 text (byte {err.start})", source=str(path)) from None
-        except (OSError, ValueError) as err:  # a name too long, a NUL in it, no permission, ...
-            raise LoaderError(f"cannot read the file: {getattr(err, 'strerror', None) or err}",
-                              source=str(obj)) from None
+        text = _read_text_file(path, limits, missing="no such file (and not JSON text: JSON starts with '{' or '[')")
         if not text.strip():
             raise LoaderError("the file is empty: it holds no JSON", source=str(path))
         return _parse_json(text, str(path)), str(path)
@@ -592,6 +584,23 @@ def _read_input(obj: Any, limits: Limits) -> tuple[Any, str]:
             raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source="<string>")
         return _parse_json(obj, "<string>"), "<string>"
     return obj, "<object>"
+
+
+def _read_text_file(path: Path, limits: Limits, missing: str = "no such file") -> str:
+    """A UTF-8 text file's contents, every failure (missing, too large, not UTF-8) a :class:`LoaderError`."""
+    try:
+        if not path.is_file():
+            raise LoaderError(missing, source=str(path))
+        size = path.stat().st_size
+        if size > limits.max_input_bytes:
+            raise LoaderError(f"the file is {size} bytes, more than the {limits.max_input_bytes} allowed",
+                              source=str(path))
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise LoaderError(f"the file is not UTF-8 text (byte {err.start})", source=str(path)) from None
+    except (OSError, ValueError) as err:  # a name too long, a NUL in it, no permission, ...
+        raise LoaderError(f"cannot read the file: {getattr(err, 'strerror', None) or err}",
+                          source=str(path)) from None
 
 
 def _parse_json(text: str, source: str) -> Any:
@@ -622,12 +631,21 @@ def _json_loads(text: str, source: str, what: str, line: int | None = None) -> A
         raise LoaderError(f"not valid {what}: {err}", source=source, line=line) from None
 
 
-def load_tools(obj: Any, kind: str = "auto", *, limits: Limits = DEFAULT_LIMITS) -> Toolset:
-    """Load tools from a path, a JSON string or Python objects into a :class:`Toolset`.
+def load_tools(obj: Any, kind: str = "auto", *, only_decorated: bool | None = None,
+               limits: Limits = DEFAULT_LIMITS) -> Toolset:
+    """Load tools from a path, a JSON string, Python objects or TypeScript into a :class:`Toolset`.
 
-    ``kind`` is ``auto`` (detected per tool), ``openai``, ``anthropic``, ``mcp`` or ``bfcl``.
-    Raises :class:`LoaderError` naming the source, the tool and the JSON path of a bad field,
-    and when two tools share one canonical name.  The input is never modified.
+    ``kind`` is ``auto`` (detected per input, and per tool for JSON), ``openai``,
+    ``anthropic``, ``mcp``, ``bfcl`` (JSON shapes), ``python`` (a module, a dotted module
+    name, a ``.py`` path, a function or a list of functions: see
+    :mod:`toolform_rules.schema.python_tools`) or ``typescript`` (a ``.ts``/``.d.ts`` path or
+    TypeScript source text: see :mod:`toolform_rules.schema.typescript`).  Loading a ``.py``
+    path or a dotted name imports it, which runs its code; reading JSON or TypeScript never
+    runs anything.  ``only_decorated`` (Python): only the functions marked with
+    :func:`~toolform_rules.tool` (default: those when the module marks any, else every
+    public function it defines).  Raises :class:`LoaderError` naming the source, the tool
+    and the JSON path (or line) of a bad field, and when two tools share one canonical
+    name.  The input is never modified.
 
     >>> tools = load_tools('[{"name": "get_weather", "input_schema": {"type": "object", '
     ...                    '"properties": {"city": {"type": "string"}}, "required": ["city"]}}]')
@@ -640,8 +658,21 @@ def load_tools(obj: Any, kind: str = "auto", *, limits: Limits = DEFAULT_LIMITS)
         return obj
     if isinstance(obj, Tool):
         return Toolset([obj])
-    doc, source = _read_input(obj, limits)
-    entries = _tool_entries(doc, source)
+    source_kind = kind if kind in ("python", "typescript") else _source_kind(obj) if kind == "auto" else "json"
+    executors: dict[str, Any] = {}
+    if source_kind == "python":
+        from .python_tools import read_python
+
+        read = read_python(obj, only_decorated=only_decorated, limits=limits)
+        entries, source, executors, kind = read.entries, read.source, read.executors, "openai"
+    elif source_kind == "typescript":
+        from .typescript import read_typescript
+
+        text, source = _typescript_text(obj, limits)
+        entries, kind = read_typescript(text, source=source, limits=limits), "openai"
+    else:
+        doc, source = _read_input(obj, limits)
+        entries = _tool_entries(doc, source)
     if len(entries) > limits.max_tools:
         raise LoaderError(f"{len(entries)} tools, more than the {limits.max_tools} allowed", source=source)
     tools: list[Tool] = []
@@ -650,7 +681,72 @@ def load_tools(obj: Any, kind: str = "auto", *, limits: Limits = DEFAULT_LIMITS)
         tool, tool_warnings = _read_tool(where, entry, kind, source, limits)
         tools.append(tool)
         warnings.extend(tool_warnings)
-    return Toolset(tools, warnings=tuple(warnings), source=source)
+    return Toolset(tools, warnings=tuple(warnings), source=source, executors=executors)
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w{0,99}(?:\.[A-Za-z_]\w{0,99}){0,20}")
+_TYPESCRIPT_TEXT = re.compile(r"(?:^|[\s;{}])(?:function|interface|type)\s+[A-Za-z_$]")
+
+
+def _source_kind(obj: Any) -> str:
+    """``python``, ``typescript`` or ``json``: what ``obj`` is, for ``kind="auto"``."""
+    import types
+
+    if isinstance(obj, types.ModuleType) or callable(obj) and not isinstance(obj, type):
+        return "python"
+    if isinstance(obj, (list, tuple)) and obj and all(callable(item) and not isinstance(item, Mapping)
+                                                      for item in obj):
+        return "python"
+    if isinstance(obj, Path) or isinstance(obj, str) and obj.strip() and not obj.lstrip().startswith(("{", "[")):
+        name = str(obj).strip()
+        lowered = name.lower()
+        if lowered.endswith(PYTHON_SUFFIXES):
+            return "python"
+        if lowered.endswith(TYPESCRIPT_SUFFIXES):
+            return "typescript"
+        if isinstance(obj, str) and "\n" not in name and len(name) < 4096 and not Path(name).exists():
+            if _DOTTED_NAME.fullmatch(name) and _module_exists(name):
+                return "python"
+        if isinstance(obj, str) and _TYPESCRIPT_TEXT.search(obj[:65536]) and not _is_file(name):
+            return "typescript"
+    return "json"
+
+
+def _module_exists(name: str) -> bool:
+    """Whether ``name`` is an importable module (finding it may import its parent packages)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _is_file(name: str) -> bool:
+    try:
+        return len(name) < 4096 and "\n" not in name and Path(name).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _typescript_text(obj: Any, limits: Limits) -> tuple[str, str]:
+    """(the TypeScript source, its name): ``obj`` is a path to a ``.ts`` file or the source itself."""
+    if isinstance(obj, (bytes, bytearray)):
+        try:
+            obj = bytes(obj).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise LoaderError(f"the bytes are not UTF-8 text (byte {err.start})", source="<bytes>") from None
+    if isinstance(obj, Path) or isinstance(obj, str) and _is_file(obj.strip()):
+        path = Path(obj if isinstance(obj, Path) else obj.strip())
+        return _read_text_file(path, limits), str(path)
+    if isinstance(obj, str) and obj.strip().lower().endswith(TYPESCRIPT_SUFFIXES) and "\n" not in obj.strip():
+        raise LoaderError("no such file", source=obj.strip())
+    if not isinstance(obj, str):
+        raise LoaderError(f"TypeScript tools come from a .ts path or source text, got {type(obj).__name__}",
+                          source="<object>")
+    if len(obj) > limits.max_input_bytes:
+        raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source="<string>")
+    return obj, "<string>"
 
 
 def iter_schemas(schema: Schema) -> Iterable[Schema]:

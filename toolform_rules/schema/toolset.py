@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import LoaderError
 from .ir import Tool
@@ -21,9 +22,10 @@ class Toolset:
     ('legal_draft_v3', None)
     """
 
-    __slots__ = ("_tools", "_exact", "_canonical", "warnings", "source")
+    __slots__ = ("_tools", "_exact", "_canonical", "warnings", "source", "executors")
 
-    def __init__(self, tools: Iterable[Tool], *, warnings: tuple[str, ...] = (), source: str = "<object>") -> None:
+    def __init__(self, tools: Iterable[Tool], *, warnings: tuple[str, ...] = (), source: str = "<object>",
+                 executors: Mapping[str, Callable[..., Any]] | None = None) -> None:
         kept: list[Tool] = []
         self._exact: dict[str, Tool] = {}
         self._canonical: dict[str, Tool] = {}
@@ -48,6 +50,8 @@ class Toolset:
         self._tools: tuple[Tool, ...] = tuple(kept)
         self.warnings = warnings
         self.source = source
+        #: the function behind each tool read from Python, by the tool's name (empty for JSON and TypeScript)
+        self.executors: Mapping[str, Callable[..., Any]] = MappingProxyType(dict(executors or {}))
 
     def get(self, name: object) -> Tool | None:
         """The tool called ``name`` (exact spelling first, then its canonical form), or ``None``."""
