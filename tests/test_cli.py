@@ -233,3 +233,41 @@ def test_loader_warnings_go_to_stderr(capsys):
     code, out, err = run(capsys, "validate", '{"name": "cache_put", "arguments": {"key": 1}}', "--tools", tools)
     assert (code, out) == (0, "cache_put -> Cache.put: valid (profile sdk)\n")
     assert err.startswith("toolform-rules: warning: tool 'Cache.put'") and "'String'" in err
+
+
+# --- toolform-rules tools: a toolset converted -------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["openai", "anthropic", "mcp"])
+def test_tools_prints_the_toolset_in_the_asked_shape(capsys, tmp_path, shape):
+    source = tmp_path / "tools.json"
+    source.write_text(json.dumps(sample_toolset().to_anthropic()), encoding="utf-8")
+    code, out, err = run(capsys, "tools", str(source), "--to", shape)
+    assert code == 0 and err == ""
+    assert json.loads(out) == getattr(sample_toolset(), f"to_{shape}")()
+
+
+def test_tools_writes_openai_by_default_and_reads_what_it_wrote(capsys, tmp_path):
+    source = tmp_path / "tools.json"
+    source.write_text(json.dumps(sample_toolset().to_mcp()), encoding="utf-8")
+    code, out, _ = run(capsys, "tools", str(source))
+    assert code == 0
+    again = tmp_path / "again.json"
+    again.write_text(out, encoding="utf-8")
+    assert run(capsys, "tools", str(again))[1] == out
+
+
+def test_tools_on_a_bad_file_is_one_located_line(capsys, tmp_path):
+    source = tmp_path / "tools.json"
+    source.write_text('[{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "strng"}}}}]',
+                      encoding="utf-8")
+    code, out, err = run(capsys, "tools", str(source))
+    assert code == 2 and out == ""
+    assert_one_line_error(err, str(source), "'f'", "properties.x.type", "unknown type 'strng'")
+
+
+def test_every_tools_option_says_what_it_takes_and_that_python_runs(capsys):
+    for command in ("validate", "parse", "check", "test", "explain"):
+        code, out, _ = run(capsys, command, "--help")
+        flat = " ".join(out.split())
+        assert code == 0 and ".py" in flat and ".ts" in flat and "runs its code" in flat, command

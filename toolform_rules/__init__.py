@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "UnknownProfileError": ".errors",
     "Property": ".schema.ir", "Schema": ".schema.ir", "Tool": ".schema.ir",
     "Limits": ".limits", "PolicyLimits": ".limits",
-    "load_tools": ".schema.loaders",
+    "load_tools": ".schema.loaders", "tool": ".schema.python_tools",
     "Policy": ".policy", "load_policy": ".policy",
     "UnknownProtocolError": ".protocols", "get_protocol": ".protocols", "protocol_ids": ".protocols",
     "ParsedCall": ".replies", "ParsedReply": ".replies", "parse_reply": ".replies",
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers (never run)
     from .schema.ir import Property, Schema, Tool
     from .limits import Limits, PolicyLimits
     from .schema.loaders import load_tools
+    from .schema.python_tools import tool
     from .policy import Policy, load_policy
     from .protocols import UnknownProtocolError, get_protocol, protocol_ids
     from .replies import ParsedCall, ParsedReply, parse_reply
@@ -63,8 +64,8 @@ __all__ = [
     "ReplyStream", "StreamEvent", "parse_stream",
     "protocol_ids", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",
     "Tool", "ToolCall", "ToolformRulesError", "Toolset", "UnknownProfileError", "ValidationReport",
-    "RuleSet", "builtin_rules", "load_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "validate_arguments",
-    "validate_call", "validate_instance",
+    "RuleSet", "builtin_rules", "load_rules", "load_tools", "normalize_call", "sample_tool", "sample_toolset", "tool",
+    "validate_arguments", "validate_call", "validate_instance",
 ]
 
 

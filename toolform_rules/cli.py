@@ -1,10 +1,11 @@
-"""The command line: ``toolform-rules validate | parse | check | test | explain | protocols | demo | rules``.
+"""The command line: ``toolform-rules validate | parse | check | test | explain | tools | protocols | demo | rules``.
 
 ``validate`` checks calls against a toolset and exits 0 (all valid), 1 (any invalid) or
 2 (a usage or input error, reported on one line of stderr); ``parse`` reads a model's
 reply in one answer protocol and grades its calls (the same exit codes); both take
 ``--policy``.  ``check`` lints a policy (against ``--tools`` when given), ``test`` runs
 policies' tests with coverage, ``explain`` shows every constraint of a policy on one call.
+``tools`` prints a toolset converted to OpenAI, Anthropic or MCP JSON.
 ``protocols`` lists the answer protocols with an example each; ``demo`` runs the bundled
 sample; ``rules`` lists a profile's rules, or writes the rule reference as Markdown
 (``docs/rules.md`` is this output).
@@ -29,6 +30,7 @@ import attrs
 from .calls import ToolCall, as_call
 from .engine.verbs import NORMALISATION_PROFILES, normalize_call, validate_arguments, validation_profiles
 from .errors import PolicyError, ToolformRulesError, UnknownProfileError
+from .schema.export import SHAPES, tools_to_json
 from .schema.loaders import KINDS, load_tools
 from .engine.report import ValidationReport, format_path
 from .engine.rule_files import builtin_rules, load_rules
@@ -688,6 +690,28 @@ def rules_markdown(ruleset: RuleSet | None = None, names: list[str] | None = Non
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+# --- tools ------------------------------------------------------------------------------------
+
+#: what every --tools takes
+TOOLS_INPUTS = ("a JSON or JSON Lines file (or JSON text) in the OpenAI, Anthropic, MCP or BFCL shape, a Python file "
+                "(.py) or module name whose functions are the tools, or a TypeScript file (.ts, .d.ts)")
+TOOLS_SAFETY = "A Python file or module is imported to read it, which runs its code; JSON and TypeScript never are."
+
+
+def _tools_arguments(command: argparse.ArgumentParser, default: str) -> None:
+    """``--tools`` and ``--kind``, alike in every command that reads tools."""
+    command.add_argument("--tools", metavar="T", help=f"the tools: {TOOLS_INPUTS} {default}. {TOOLS_SAFETY}")
+    command.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    toolset = load_tools(args.source, kind=args.kind)
+    for warning in toolset.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    print(json.dumps(tools_to_json(toolset.tools, args.to), indent=2, ensure_ascii=False))
+    return EXIT_VALID
+
+
 # --- entry point ------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -701,10 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("call", metavar="CALL",
                           help='a call as JSON ({"name": ..., "arguments": {...}}) or a list of calls; '
                                "a file holding that JSON; or - to read it from stdin")
-    validate.add_argument("--tools", metavar="T",
-                          help="the tools: a JSON or JSON Lines file (or JSON text) in the OpenAI, Anthropic, "
-                               "MCP or BFCL shape (default: the bundled sample, legal_draft_v3)")
-    validate.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    _tools_arguments(validate, "(default: the bundled sample, legal_draft_v3)")
     validate.add_argument("--profile", default="sdk",
                           help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
     validate.add_argument("--rules", metavar="FILE", action="append", default=[],
@@ -731,8 +752,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a file holding the reply's text, or - for stdin (default)")
     parse.add_argument("--protocol", "-p", required=True, metavar="P",
                        help="the answer protocol (see: toolform-rules protocols)")
-    parse.add_argument("--tools", metavar="T", help="the tools (default: the bundled sample, legal_draft_v3)")
-    parse.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    _tools_arguments(parse, "(default: the bundled sample, legal_draft_v3)")
     parse.add_argument("--rule", choices=("main", "symmetric", "as_written"), default="main",
                        help="the grading rule (default: main)")
     parse.add_argument("--lenient", action="store_true",
@@ -751,8 +771,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read and check a policy; exit 0 when it has no problems, 1 when it has (all listed, each with "
                     "file, line, column and a caret), 2 on a usage error.")
     check.add_argument("policy", metavar="POLICY", help="the policy file")
-    check.add_argument("--tools", metavar="T", help="check tool names, arguments and kinds against these tools")
-    check.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    _tools_arguments(check, "(tool names, arguments and kinds are checked against them)")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.set_defaults(run=cmd_check)
 
@@ -761,8 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the tests: blocks of policy files (and <stem>_test.yaml files beside them); exit 0 when "
                     "every test passes, 1 otherwise.")
     test.add_argument("paths", metavar="PATH", nargs="+", help="policy files, test files or directories")
-    test.add_argument("--tools", metavar="T", help="the tools for files that name no toolset:")
-    test.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    _tools_arguments(test, "(for the files that name no toolset)")
     test.add_argument("--json", action="store_true", help="print the results as JSON")
     test.add_argument("--require-coverage", action="store_true",
                       help="also fail when a constraint is exercised by no test")
@@ -774,8 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "fired, and the value of every sub-expression.")
     explain.add_argument("policy", metavar="POLICY", help="the policy file")
     explain.add_argument("call", metavar="CALL", help="a call as JSON, a file holding it, or - for stdin")
-    explain.add_argument("--tools", metavar="T", help="the tools (default: the bundled sample, legal_draft_v3)")
-    explain.add_argument("--kind", choices=KINDS, default="auto", help="the tools' shape (default: auto)")
+    _tools_arguments(explain, "(default: the bundled sample, legal_draft_v3)")
     explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
     explain.set_defaults(run=cmd_explain)
 
@@ -786,6 +803,16 @@ def build_parser() -> argparse.ArgumentParser:
     protocols.add_argument("--native", action="store_true",
                            help="the model-native formats of the catalogue (rules/native/formats.yaml) instead")
     protocols.set_defaults(run=cmd_protocols)
+
+    tools = commands.add_parser(
+        "tools", help="print a toolset converted to OpenAI, Anthropic or MCP JSON",
+        description="Read tools (JSON in any supported shape, Python functions, TypeScript declarations) and print "
+                    "them as JSON Schema 2020-12 in a provider's tool shape; exit 0, or 2 on an input error. "
+                    + TOOLS_SAFETY)
+    tools.add_argument("source", metavar="TOOLS", help="the tools: " + TOOLS_INPUTS)
+    tools.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
+    tools.add_argument("--to", choices=SHAPES, default="openai", help="the shape to write (default: openai)")
+    tools.set_defaults(run=cmd_tools)
 
     rules = commands.add_parser("rules", help="list a profile's rules",
                                 description="List the rules of a profile, in the order they run.")

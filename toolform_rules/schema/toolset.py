@@ -81,6 +81,30 @@ class Toolset:
     def __contains__(self, name: object) -> bool:
         return self.get(name) is not None
 
+    def to_openai(self) -> list[dict[str, Any]]:
+        """The tools as OpenAI Chat Completions takes them (``{"type": "function", "function": {...}}``),
+        parameters in JSON Schema 2020-12; ``load_tools`` of the result gives these tools back.
+
+        >>> from toolform_rules import sample_toolset
+        >>> sample_toolset().to_openai()[0]["function"]["parameters"]["required"]
+        ['counterparty', 'value', 'term_months']
+        """
+        from .export import tools_to_json
+
+        return tools_to_json(self._tools, "openai")
+
+    def to_anthropic(self) -> list[dict[str, Any]]:
+        """The tools as Anthropic's Messages API takes them (``name``, ``description``, ``input_schema``)."""
+        from .export import tools_to_json
+
+        return tools_to_json(self._tools, "anthropic")
+
+    def to_mcp(self) -> list[dict[str, Any]]:
+        """The tools as an MCP server lists them (``name``, ``description``, ``inputSchema``)."""
+        from .export import tools_to_json
+
+        return tools_to_json(self._tools, "mcp")
+
     def __repr__(self) -> str:
         return f"Toolset({self.names()!r})"
 
