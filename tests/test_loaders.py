@@ -836,3 +836,42 @@ def test_any_text_gives_a_toolset_or_a_loader_error(text):
     except LoaderError as err:
         assert err.source == "<string>"
 
+
+
+# --- which reader an input goes to (kind="auto") ----------------------------------------------
+
+from toolform_rules.schema import loaders as _loaders  # noqa: E402
+
+
+@pytest.mark.parametrize("obj, expected", [
+    ("tools.py", "python"), ("pkg/Tools.PY", "python"), ("api.d.ts", "typescript"), ("api.ts", "typescript"),
+    ("api.mts", "typescript"), ("tools.json", "json"), ('{"name": "f"}', "json"), ("[]", "json"),
+    ("json", "python"),  # an importable module's dotted name
+    ("no_such_module_here", "json"),  # not importable, not a file: the JSON reader says "no such file"
+    ("function get_weather(city: string): string;", "typescript"),
+    ("/** Docs. */\nexport declare function f(): void;", "typescript"),
+    ("interface A { x: string }", "typescript"),
+    ("the weather in Paris", "json"),
+])
+def test_auto_tells_python_typescript_and_json_apart(obj, expected) -> None:
+    assert _loaders._source_kind(obj) == expected
+
+
+def test_auto_takes_modules_and_functions_as_python() -> None:
+    import json as a_module
+
+    def f(x: int) -> int:
+        return x
+
+    assert _loaders._source_kind(a_module) == "python"
+    assert _loaders._source_kind(f) == "python"
+    assert _loaders._source_kind([f, f]) == "python"
+    assert _loaders._source_kind([{"name": "f"}]) == "json"
+    assert _loaders._source_kind(dict) == "json"  # a class is not a tool function
+
+
+def test_a_missing_file_of_any_kind_is_a_located_error() -> None:
+    for name in ("missing.ts", "missing.json"):
+        with pytest.raises(LoaderError, match="no such file") as caught:
+            load_tools(name)
+        assert caught.value.source == name

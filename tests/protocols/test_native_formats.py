@@ -195,3 +195,57 @@ def test_arguments_longer_than_the_first_json_window_are_read_whole(protocol_id:
     assert [c.arguments for c in reply.calls] == [call.arguments]
     broken = get_protocol(protocol_id).render_calls([call]).replace('"tags"', '"tags" ]', 1)
     assert parse_reply(broken, TOOLS, protocol_id).calls == ()
+
+
+# --- compiled reading: the same answers as the step interpreter ---------------------------------
+
+
+def _interpreted(protocol_id: str) -> NativeFormat:
+    return NativeFormat(native_format(protocol_id).entry, get_protocol, compiled=False)
+
+
+def _both(protocol_id: str, text: str) -> None:
+    compiled, interpreted = native_format(protocol_id), _interpreted(protocol_id)
+    assert compiled.parse(text, TOOLS) == interpreted.parse(text, TOOLS), text
+    assert compiled.call_starts(text, 0) == interpreted.call_starts(text, 0), text
+
+
+def test_the_compiled_reading_of_every_corpus_reply_is_the_interpreters() -> None:
+    """Runs of literals and words matched by one pattern, parameters by the flat reader: the same calls, the
+    same notes (where a call stopped and what was expected), the same content, on all 242 engine replies read
+    in every native format (most of them, then, written in another one)."""
+    texts = [json.loads(line)["reply"] for line in ENGINE_CASES.read_text(encoding="utf-8").splitlines()]
+    for protocol_id in NATIVE:
+        for text in texts:
+            _both(protocol_id, text)
+
+
+#: what is put into a rendered reply to make it go wrong: white space of every kind (the interpreter skips
+#: Unicode white space only after an ASCII one), a tag's pieces, quotes, brackets
+DAMAGE = st.sampled_from([" ", "\n", "\t", "\xa0", "\u2003", " \xa0", "<", ">", "</", "=", '"', "'", "{", "}",
+                          "[", "]", "x", "\n\n", "<parameter=", "</parameter>", "name=\""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(NATIVE), st.lists(weather_arguments(), min_size=1, max_size=2),
+       st.lists(st.tuples(st.floats(0, 1), DAMAGE, st.booleans()), max_size=3), st.floats(0, 1))
+def test_the_compiled_reading_of_damaged_replies_is_the_interpreters(protocol_id, arguments, damage, cut) -> None:
+    """Replies rendered in each format, then changed where it matters: characters put in or taken out at random
+    places (white space of every kind among them), cut short: compiled and interpreted readings agree."""
+    text = native_format(protocol_id).render_calls([ToolCall("get_weather", a) for a in arguments])
+    for place, piece, insert in damage:
+        at = int(place * len(text))
+        text = text[:at] + piece + text[at:] if insert else text[:at] + text[at + len(piece):]
+    _both(protocol_id, "Sure.\n" + text)
+    _both(protocol_id, text[:int(cut * len(text))])
+
+
+@pytest.mark.parametrize("protocol_id", NATIVE)
+def test_the_compiled_reading_agrees_with_a_change_at_every_place(protocol_id: str) -> None:
+    """Every place of a rendered reply, with a character of white space put in (an ASCII one, one the
+    interpreter skips only after an ASCII one, both) or the character there taken out."""
+    text = native_format(protocol_id).render_calls([ToolCall("get_weather", {"city": "Paris", "days": 3}),
+                                                    ToolCall("search", {"input": "x"})])
+    for at in range(len(text) + 1):
+        for changed in (text[:at] + "\xa0" + text[at:], text[:at] + " \xa0" + text[at:], text[:at] + text[at + 1:]):
+            _both(protocol_id, changed)

@@ -29,7 +29,7 @@ from ...schema.toolset import Toolset
 from ..base import Extraction, Protocol, ProtocolInfo, RawCall
 from ..reading import MAX_NOTES, text_outside
 from .catalogue import FormatEntry, builtin_catalogue
-from .template import Capture, Context, compile_pieces, first_pattern, flat, match, render
+from .template import Capture, Context, compile_pieces, first_pattern, flat, match, regular_runs, render
 
 
 def _line_column(text: str, at: int) -> str:
@@ -40,16 +40,28 @@ def _line_column(text: str, at: int) -> str:
 class NativeFormat(Protocol):
     """A protocol read and written with one catalogue entry's template."""
 
-    def __init__(self, entry: FormatEntry, protocol_of: Callable[[str], Protocol]) -> None:
+    def __init__(self, entry: FormatEntry, protocol_of: Callable[[str], Protocol], *, compiled: bool = True) -> None:
+        """``compiled``: runs of literals and words matched by one pattern each, and parameters by the flat
+        reader where the template allows (the default); ``False`` interprets every step (what the tests hold
+        the compiled reading equal to)."""
         self.entry, self.protocol_of = entry, protocol_of
         self.info = ProtocolInfo(entry.id, entry.name, entry.description, parallel=entry.parallel,
                                  text_values=entry.values == "text")
         self._starts = re.compile(first_pattern(entry.call))
-        self._steps, self._parameter = compile_pieces(entry.call), compile_pieces(entry.parameter)
-        self._flat_parameter = flat(self._parameter) if self._parameter else None
+        self._compiled = compiled
+        self._steps, self._parameter = self._compile(entry.call), self._compile(entry.parameter)
+        self._flat_parameter = flat(compile_pieces(entry.parameter)) if entry.parameter and compiled else None
+        #: the steps uncompiled, for the note of a candidate that fails (when compiling changed any)
+        self._plain_steps, self._plain_parameter = compile_pieces(entry.call), compile_pieces(entry.parameter)
+        self._rereads_failures = compiled and (self._steps != self._plain_steps or self._flat_parameter is not None
+                                               or self._parameter != self._plain_parameter)
         #: a call template is closed by its markers, unless another protocol reads its calls
         self.closes_calls = not any(getattr(piece, "read_with", "") for piece in entry.call)
         self._reasoning = tuple((opening, closing) for opening, closing in entry.reasoning)
+
+    def _compile(self, pieces: tuple) -> tuple[tuple, ...]:
+        steps = compile_pieces(pieces)
+        return regular_runs(steps) if self._compiled else steps
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -74,8 +86,8 @@ class NativeFormat(Protocol):
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         entry = self.entry
-        ctx = Context(text, entry, self._parameter, self._flat_parameter, self._read_with, self._read_input, tools,
-                      limits)
+        ctx = compiled_ctx = Context(text, entry, self._parameter, self._flat_parameter, self._read_with,
+                                     self._read_input, tools, limits)
         reasoning = self.reasoning_spans(text) if self._reasoning else []
         calls: list[RawCall] = []
         notes: list[str] = []
@@ -94,9 +106,17 @@ class NativeFormat(Protocol):
                 continue
             tries += 1
             cap = Capture()
+            ctx = compiled_ctx
             ctx.failed_at, ctx.committed = -1, False
             end = match(self._steps, start, cap, ctx)
             if end is None:
+                if len(notes) < MAX_NOTES and self._rereads_failures and ctx.committed:
+                    # the note says where the candidate stopped and what the template expected there, as the step
+                    # interpreter finds it (a pattern that matched does not say what its optional runs expected at
+                    # the place where the candidate stopped; the tests hold both readings to one answer).  Only for a
+                    # candidate that committed: one that did not gets no note, compiled or not.
+                    ctx = self._interpreting(ctx)
+                    match(self._plain_steps, start, Capture(), ctx)
                 if len(notes) < MAX_NOTES and ctx.committed and ctx.failed_at > start:
                     notes.append(f"a call begun at {_line_column(text, start)} could not be read: "
                                  f"{_line_column(text, ctx.failed_at)}: expected {ctx.expected}")
@@ -130,6 +150,13 @@ class NativeFormat(Protocol):
         content = self._content(text, taken, reasoning)
         compliant = bool(calls) and not notes and not content
         return Extraction(tuple(calls), tuple(notes), compliant, content)
+
+    def _interpreting(self, ctx: Context) -> Context:
+        """A context like ``ctx`` for the step interpreter (no flat parameters, no patterns), failure cleared."""
+        plain = Context(ctx.text, self.entry, self._plain_parameter, None, ctx.read_with, ctx.read_input, ctx.tools,
+                        ctx.limits)
+        plain.finder = ctx.finder  # (the same text: what one found, the other may use)
+        return plain
 
     def _content(self, text: str, taken: list[tuple[int, int]], reasoning: list[tuple[int, int]]) -> str:
         """The reply's text outside its calls, its reasoning and the entry's dropped markers, trimmed."""
@@ -171,7 +198,7 @@ class NativeFormat(Protocol):
         holding = {"arguments", "call", "calls", "parameters", "input", "dict"}
         for index, piece in enumerate(self.entry.call):
             if isinstance(piece, Slot) and (piece.slot in holding or piece.read_with):
-                return () if piece.read_with else self._steps[:index]
+                return () if piece.read_with else self._compile(self.entry.call[:index])
         return ()
 
     @functools.cached_property

@@ -10,6 +10,7 @@ calls is still read in linear time.  Rendering walks the same pieces the other w
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Callable
@@ -75,7 +76,7 @@ class Finder:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.last: dict[str, tuple[int, int]] = {}
+        self.last: dict[Any, tuple] = {}
 
     def find(self, literal: str, start: int) -> int:
         known = self.last.get(literal)
@@ -84,6 +85,17 @@ class Finder:
         found = self.text.find(literal, start)
         self.last[literal] = (start, found)
         return found
+
+    def first_of(self, literals: "re.Pattern[str]", start: int) -> tuple[int, str]:
+        """Where the first of several literals (a pattern of them, one alternative each, in order) stands from
+        ``start``, and which it is (the first of the alternatives there); ``(-1, "")`` when none is there."""
+        known = self.last.get(literals)
+        if known is not None and known[0] <= start and (known[1] < 0 or start <= known[1]):
+            return known[1], known[2]
+        found = literals.search(self.text, start)
+        answer = (found.start(), found.group()) if found is not None else (-1, "")
+        self.last[literals] = (start, *answer)
+        return answer
 
 
 class Capture:
@@ -133,8 +145,13 @@ class Context:
             self.failed_at, self.expected = at, expected
 
 
-# A template compiled for reading: a tuple of steps, each a tuple whose first item says what it is.
-LITERAL, BLANK, SLOT, OPTIONAL, EITHER = range(5)
+# A template compiled for reading: a tuple of steps, each a tuple whose first item says what it is.  RUN is a
+# run of regular steps (see :func:`regular_runs`) matched by one pattern.
+LITERAL, BLANK, SLOT, OPTIONAL, EITHER, RUN = range(6)
+#: the white space :func:`match` skips before a literal: none, unless the next character is in ``_SPACE``
+_SPACE_PATTERN = r"(?:[ \t\r\n\f\v]\s*+)?+"
+#: the slots a pattern can read (what they match is a bounded word; nothing else depends on it)
+_REGULAR_SLOTS = frozenset({"name", "id", "word", "key"})
 
 
 def compile_pieces(pieces: tuple[Piece, ...]) -> tuple[tuple, ...]:
@@ -156,12 +173,117 @@ def compile_pieces(pieces: tuple[Piece, ...]) -> tuple[tuple, ...]:
     return tuple(steps)
 
 
+def _regular(step: tuple) -> bool:
+    """Whether ``step`` (and all inside it) is literals, white space and word slots: what a pattern matches."""
+    kind = step[0]
+    if kind == SLOT:
+        return step[1] in _REGULAR_SLOTS and not step[2]
+    if kind == OPTIONAL:
+        return all(_regular(inner) for inner in step[1])
+    if kind == EITHER:
+        return all(_regular(inner) for alternative in step[1] for inner in alternative)
+    return kind in (LITERAL, BLANK)
+
+
+def _pattern(steps: tuple[tuple, ...], slots: list[str]) -> str:
+    """The regular expression that matches ``steps`` as :func:`match` does; ``slots`` gets each group's slot.
+
+    Each piece skips white space before it (possessively, as the interpreter does); a word slot is possessive
+    (the interpreter takes the longest word and never gives any back); a choice and an optional run are atomic
+    groups (the interpreter commits to the first alternative that matches, and to an optional run once it
+    matched), so the pattern never backtracks into what it matched: linear, and the interpreter's answer."""
+    out = []
+    for step in steps:
+        kind = step[0]
+        if kind == LITERAL:
+            out.append(_SPACE_PATTERN + re.escape(step[1]))
+        elif kind == BLANK:
+            out.append(_SPACE_PATTERN)
+        elif kind == SLOT:
+            slots.append(step[1])
+            word = step[4].pattern
+            out.append(r"\s*+(" + word[:-1] + "}+)" if word.endswith("}") else r"\s*+(" + word + ")")
+        elif kind == OPTIONAL:
+            out.append("(?>(?:" + _pattern(step[1], slots) + ")?)")
+        else:
+            out.append("(?>" + "|".join(_pattern(alternative, slots) for alternative in step[1]) + ")")
+    return "".join(out)
+
+
+def regular_runs(steps: tuple[tuple, ...]) -> tuple[tuple, ...]:
+    """``steps`` with each run of regular steps that holds a literal replaced by one RUN step: (RUN, its pattern,
+    the slot of each group, the steps themselves).  One pattern match instead of a step at a time; when the
+    pattern fails the steps are interpreted, for the failure's place and what was expected there."""
+    out: list[tuple] = []
+    run: list[tuple] = []
+
+    def close_run() -> None:
+        if any(step[0] != BLANK for step in run) and any(_has_literal(step) for step in run):
+            slots: list[str] = []
+            pattern = re.compile(_pattern(tuple(run), slots))
+            out.append((RUN, pattern, tuple(slots), tuple(run)))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for step in steps:
+        if _regular(step):
+            run.append(step)
+            continue
+        close_run()
+        if step[0] == OPTIONAL:
+            step = (OPTIONAL, regular_runs(step[1]))
+        elif step[0] == EITHER:
+            step = (EITHER, tuple(regular_runs(alternative) for alternative in step[1]))
+        out.append(step)
+    close_run()
+    return tuple(out)
+
+
+def _has_literal(step: tuple) -> bool:
+    if step[0] == LITERAL:
+        return True
+    if step[0] == EITHER:  # (an optional run may be skipped: its literals are not sure to match)
+        return all(any(_has_literal(inner) for inner in alternative) for alternative in step[1])
+    return False
+
+
+def _run(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
+    """A RUN step: its pattern, its groups into ``cap``; on a failure (or a key that is not the one read
+    before) its steps interpreted, which say where and what."""
+    found = step[1].match(ctx.text, at)
+    if found is not None:
+        name, key = cap.name, cap.key
+        for index, slot in enumerate(step[2], 1):
+            value = found.group(index)
+            if value is None:
+                continue
+            if slot == "name":
+                name = value
+            elif slot == "key":
+                if key is None:
+                    key = value
+                elif value != key:
+                    found = None
+                    break
+        if found is not None:
+            cap.name, cap.key = name, key
+            ctx.committed = True  # (a run holds a literal, and it matched)
+            return found.end()
+    return match(step[3], at, cap, ctx)
+
+
 def match(steps: tuple[tuple, ...], at: int, cap: Capture, ctx: Context) -> int | None:
     """Where ``steps`` matched from ``at`` end, or ``None`` (``ctx`` keeps the furthest failure)."""
     text = ctx.text
     for step in steps:
         kind = step[0]
-        if kind == LITERAL:
+        if kind == RUN:
+            end = _run(step, at, cap, ctx)
+            if end is None:
+                return None
+            at = end
+        elif kind == LITERAL:
             start = _WS.match(text, at).end() if text[at:at + 1] in _SPACE else at  # type: ignore[union-attr]
             literal = step[1]
             if not text.startswith(literal, start):
@@ -333,50 +455,65 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
 
 
 def flat(steps: tuple[tuple, ...]) -> tuple | None:
-    """A parameter template of literals, white space, a key and one value followed by a literal (most are),
-    compiled for :func:`_flat_parameters`: (the pattern up to the value, the literal after it, the pattern
-    of what follows that); else ``None``."""
-    if any(step[0] in (OPTIONAL, EITHER) or step[0] == SLOT and step[1] not in ("key", "value") for step in steps):
-        return None
+    """A parameter template of regular steps (see :func:`regular_runs`) around one key and one value that its
+    closing literal (or one of several) follows, compiled for :func:`_flat_parameters`: (the pattern up to the
+    value, the index of its key's group, the closing literals, the pattern after them, the indexes of that
+    pattern's key groups); else ``None``."""
     values = [index for index, step in enumerate(steps) if step[0] == SLOT and step[1] == "value"]
-    if len(values) != 1 or values[0] + 1 >= len(steps) or steps[values[0] + 1][0] != LITERAL:
+    if len(values) != 1 or values[0] + 1 >= len(steps):
         return None
-    head, close, tail = steps[:values[0]], steps[values[0] + 1][1], steps[values[0] + 2:]
-    if sum(1 for step in head if step[0] == SLOT) != 1 or sum(1 for step in tail if step[0] == SLOT) > 1:
+    head, close, tail = steps[:values[0]], steps[values[0] + 1], steps[values[0] + 2:]
+    if close[0] == LITERAL:
+        closes: tuple[str, ...] = (close[1],)
+    elif close[0] == EITHER and all(len(alternative) == 1 and alternative[0][0] == LITERAL
+                                    for alternative in close[1]):
+        closes = tuple(alternative[0][1] for alternative in close[1])
+    else:
         return None
-
-    def pattern(part: tuple[tuple, ...]) -> "re.Pattern[str]":
-        return re.compile("".join(r"\s*+" + (re.escape(step[1]) if step[0] == LITERAL else
-                                             f"({_KEY.pattern})" if step[0] == SLOT else "") for step in part))
-
-    return pattern(head), close, pattern(tail) if tail else None
+    if not all(_regular(step) for step in head + tail):
+        return None
+    head_slots: list[str] = []
+    tail_slots: list[str] = []
+    head_pattern = re.compile(_pattern(head, head_slots))
+    tail_pattern = re.compile(_pattern(tail, tail_slots)) if tail else None
+    if head_slots.count("key") != 1 or "name" in head_slots + tail_slots:
+        return None
+    tail_keys = tuple(index for index, slot in enumerate(tail_slots, 1) if slot == "key")
+    return head_pattern, head_slots.index("key") + 1, closes, tail_pattern, tail_keys
 
 
 def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> int:
     """The parameters written one after another from ``at`` with a flat template; where they end.  (What
-    :func:`match` does for each, in one pattern, one search and one more pattern: a parameter is most of a
-    text-valued call.)"""
-    head, close, tail = compiled
+    :func:`match` does for each, in one pattern, a search for its closing literal and one more pattern: a
+    parameter is most of a text-valued call.)"""
+    head, key_group, closes, tail, tail_keys = compiled
     text, arguments, trim = ctx.text, cap.arguments, ctx.entry.value_trim == "newline"
     find = ctx.finder.find
+    single, close = len(closes) == 1, closes[0]
+    closes_pattern = _first_of(closes)
     while True:
         opened = head.match(text, at)
         if opened is None:
             ctx.fail(at, "a parameter")
             return at
-        key, pos = opened.group(1), opened.end()
+        key, pos = opened.group(key_group), opened.end()
         ctx.committed = True
         if text.startswith(_CDATA, pos):  # <![CDATA[...]]>: the value may hold the closing literal
             end = find(_CDATA_END, pos + len(_CDATA))
-            if end < 0 or not text.startswith(close, end + len(_CDATA_END)):
-                ctx.fail(len(text) if end < 0 else end + len(_CDATA_END), repr(close))
+            after = end + len(_CDATA_END)
+            close = None if end < 0 else next((c for c in closes if text.startswith(c, after)), None)
+            if close is None:
+                ctx.fail(len(text) if end < 0 else after, " or ".join(map(repr, closes)))
                 return at
             arguments[key] = text[pos + len(_CDATA):end]
-            pos = end + len(_CDATA_END) + len(close)
+            pos = after + len(close)
         else:
-            end = find(close, pos)
+            if single:
+                end = find(close, pos)
+            else:
+                end, close = ctx.finder.first_of(closes_pattern, pos)
             if end < 0:
-                ctx.fail(len(text), repr(close))
+                ctx.fail(len(text), " or ".join(map(repr, closes)))
                 return at
             body = text[pos:end]
             if trim:
@@ -386,12 +523,18 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
             pos = end + len(close)
         if tail is not None:
             closed = tail.match(text, pos)
-            if closed is None or closed.lastindex and closed.group(1) != key:
+            if closed is None or tail_keys and any(closed.group(index) not in (None, key) for index in tail_keys):
                 ctx.fail(pos, "the end of the parameter" if closed is None else repr(key))
                 del arguments[key]
                 return at
             pos = closed.end()
         at = pos
+
+
+@functools.cache
+def _first_of(literals: tuple[str, ...]) -> "re.Pattern[str]":
+    """A pattern finding the first of ``literals`` (at one place, the first of them listed that is there)."""
+    return re.compile("|".join(map(re.escape, literals)))
 
 
 def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
