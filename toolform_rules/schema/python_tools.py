@@ -141,13 +141,19 @@ def read_python(obj: Any, *, only_decorated: bool | None = None, limits: Limits 
     entries: list[tuple[str, dict[str, Any]]] = []
     executors: dict[str, Callable[..., Any]] = {}
     for fn in found.functions:
-        entry = function_tool(fn, limits=limits)
+        source = found.source if _defined_in_file(fn, found.module) else _source_file(fn)
+        entry = function_tool(fn, source=source, limits=limits)
         if entry["name"] in executors:
-            raise LoaderError(f"two functions are tools named {entry['name']!r}", source=_source_file(fn),
+            raise LoaderError(f"two functions are tools named {entry['name']!r}", source=source,
                               tool=entry["name"], line=_def_line(fn))
         executors[entry["name"]] = fn
         entries.append((_where(fn), entry))
     return PythonTools(entries=entries, executors=executors, source=found.source)
+
+
+def _defined_in_file(fn: Callable[..., Any], module: types.ModuleType | None) -> bool:
+    """Whether ``fn`` was written in the file ``module`` was loaded from (errors then name that file as given)."""
+    return module is not None and _source_file(fn) == getattr(module, "__file__", None)
 
 
 def _where(fn: Callable[..., Any]) -> str:
@@ -244,7 +250,8 @@ def _module_origin(name: str) -> str | None:
 def _import_error(err: BaseException, source: str, filename: str) -> LoaderError:
     """A failed import as a :class:`LoaderError`: the exception's type and text, and its line in the file."""
     if isinstance(err, SyntaxError):
-        return LoaderError(f"the module does not parse: {err.msg}", source=err.filename or source,
+        same_file = not err.filename or err.filename == filename
+        return LoaderError(f"the module does not parse: {err.msg}", source=source if same_file else err.filename,
                            line=err.lineno, column=err.offset)
     if isinstance(err, ModuleNotFoundError) and err.name == source:
         return LoaderError("no such module", source=source)
@@ -257,8 +264,10 @@ def _import_error(err: BaseException, source: str, filename: str) -> LoaderError
 
 # --- one function → one tool ------------------------------------------------------------------
 
-def function_tool(fn: Callable[..., Any], *, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """One function's tool definition (bare OpenAI shape).
+def function_tool(fn: Callable[..., Any], *, source: str | None = None,
+                  limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """One function's tool definition (bare OpenAI shape); ``source`` names its file in errors (default: the
+    file its code says).
 
     >>> def ping(host: str, count: int = 4):
     ...     '''Ping a host.'''
@@ -268,7 +277,7 @@ def function_tool(fn: Callable[..., Any], *, limits: Limits = DEFAULT_LIMITS) ->
     mark = tool_mark(fn) or ToolMark()
     name = mark.name or getattr(fn, "__name__", None) or "function"
     docs = _Docstring.of(fn)
-    place = _Place(source=_source_file(fn), tool=name, line=_def_line(fn), limits=limits)
+    place = _Place(source=source or _source_file(fn), tool=name, line=_def_line(fn), limits=limits)
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as err:
@@ -745,11 +754,17 @@ def _is_typeddict(hint: Any) -> bool:
 def _typeddict_schema(builder: _SchemaBuilder, hint: Any, path: str, depth: int) -> dict[str, Any]:
     def expand() -> dict[str, Any]:
         properties: dict[str, Any] = {}
+        required: list[str] = []
         for name, field_hint in builder.class_hints(hint, path).items():
+            # under ``from __future__ import annotations`` Python 3.11 leaves Required/NotRequired out of
+            # __required_keys__ (the strings are not looked into): the hint's own wrapper decides
+            is_required = name in hint.__required_keys__
             while typing.get_origin(field_hint) in (typing.Required, typing.NotRequired):
+                is_required = typing.get_origin(field_hint) is typing.Required
                 field_hint = typing.get_args(field_hint)[0]
             properties[name] = builder.schema(field_hint, f"{path}.properties.{name}", depth + 1)
-        required = [name for name in properties if name in hint.__required_keys__]
+            if is_required:
+                required.append(name)
         return _object_schema(properties, required)
 
     return builder.class_schema(hint, path, depth, expand)
