@@ -1,0 +1,3 @@
+def lookup(table: dict[int, str], key: int) -> str:
+    """Look a key up."""
+    return table[key]

@@ -1,0 +1,2 @@
+def configure(name: str, **options: str) -> None:
+    """Configure a thing."""

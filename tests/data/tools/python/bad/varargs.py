@@ -1,0 +1,5 @@
+def total(
+        first: int,
+        *numbers: int) -> int:
+    """Add numbers."""
+    return first + sum(numbers)
