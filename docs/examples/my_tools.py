@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 import annotated_types as at
 
-from toolform_rules.schema.python_tools import tool
+from toolform_rules import tool
 
 
 @tool
