@@ -3,7 +3,8 @@
 Each function a file declares (``function``, ``declare function``, ``export function``,
 ``export default function``, ``async function``) is a tool: its parameters become a JSON
 Schema 2020-12 object, its JSDoc comment the tool's and the parameters' descriptions.  When
-the file exports any function, only the exported ones are tools (the others are helpers).
+the file exports any function, only the exported ones and the ``declare`` ones are tools:
+the others are its helpers.
 Interfaces and type aliases declared anywhere in the file are resolved by name; a type
 that refers to itself becomes a ``$defs`` entry reached by ``$ref``.  One object parameter
 named ``args``, ``params``, ``input`` or ``options`` (or a destructured one) is flattened:
@@ -853,8 +854,9 @@ class _SchemaBuilder:
         return LoaderError(message, source=self.source, tool=self.tool, line=node.line, column=node.column)
 
     def tools(self) -> list[tuple[str, dict[str, Any]]]:
-        exported = [f for f in self.functions if "export" in f.modifiers]
-        chosen = exported or self.functions
+        # a module that exports functions has helpers too: its tools are what it exports or declares
+        exported = any("export" in f.modifiers for f in self.functions)
+        chosen = [f for f in self.functions if not exported or f.modifiers & {"export", "declare"}]
         seen: dict[str, _FunctionDecl] = {}
         entries = []
         for function in chosen:
@@ -1274,14 +1276,17 @@ def _json_type(value: Any) -> str:
 
 # --- entry point --------------------------------------------------------------------------------
 
-def _grammar_error(failure: GrammarFailure, source: str) -> LoaderError:
+def _grammar_error(failure: GrammarFailure, text: str, source: str) -> LoaderError:
     found = failure.found
+    line, column = failure.line, failure.column
+    if found == "the end of the text":  # Lark places it on the last token; point past the text
+        line, column = _Lines(text).at(len(text.rstrip()))
     word = found[1:-1] if len(found) >= 2 and found[0] == found[-1] == "'" else found
     wanted = " or ".join(failure.expected[:8]) + (" or ..." if len(failure.expected) > 8 else "")
     detail = f"expected {wanted}, found {found}" if wanted else f"cannot read this, found {found}"
     why = _REFUSED_WORDS.get(word)
     message = f"{why}: {detail}" if why else detail
-    return LoaderError(message, source=source, line=failure.line, column=failure.column)
+    return LoaderError(message, source=source, line=line, column=column)
 
 
 def read_typescript(text: str, *, source: str = "<string>",
@@ -1310,7 +1315,7 @@ def read_typescript(text: str, *, source: str = "<string>",
     try:
         tree = parse("typescript", scanned.text, positions=True)
     except GrammarFailure as failure:
-        raise _grammar_error(failure, source) from None
+        raise _grammar_error(failure, scanned.text, source) from None
     # a type nests about three tree levels deep per schema level; the transformer recurses
     deep = _too_deep(tree, 4 * limits.max_depth + 16)
     if deep is not None:
