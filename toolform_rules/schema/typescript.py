@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, TypedDict
 
 import attrs
 
@@ -239,7 +239,8 @@ class _Scanner:
         pending_doc: str | None = None
         # the signature being followed: "" (none), "head" (before the parameters), "params",
         # "after" (after them), "returns" (in the return type)
-        state, depth, closers, type_ended = "", 0, [], False
+        state, depth, type_ended = "", 0, False
+        closers: list[str] = []
         while i < n:
             char = text[i]
             if char.isspace():
@@ -568,7 +569,13 @@ def _number(token: str) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2 ** 53 and "e" not in lowered else value
 
 
-def _at(meta: Any) -> dict[str, int]:
+class _Place(TypedDict):
+    line: int
+    column: int
+
+
+def _at(meta: Any) -> _Place:
+    """A tree node's 1-based line and column, as keyword arguments."""
     return {"line": getattr(meta, "line", 1), "column": getattr(meta, "column", 1)}
 
 
@@ -1331,4 +1338,4 @@ def read_typescript(text: str, *, source: str = "<string>",
                           f"{limits.max_depth})", source=source) from None
 
 
-__all__: Iterable[str] = ["read_typescript", "FLATTENED_PARAMETER_NAMES"]
+__all__ = ["FLATTENED_PARAMETER_NAMES", "read_typescript"]
