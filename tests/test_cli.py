@@ -271,3 +271,27 @@ def test_every_tools_option_says_what_it_takes_and_that_python_runs(capsys):
         code, out, _ = run(capsys, command, "--help")
         flat = " ".join(out.split())
         assert code == 0 and ".py" in flat and ".ts" in flat and "runs its code" in flat, command
+
+
+def test_tools_reads_python_and_typescript(capsys):
+    from toolform_rules import load_tools
+
+    for source in ("docs/examples/my_tools.py", "tests/data/tools/typescript/weather.d.ts"):
+        code, out, err = run(capsys, "tools", source, "--to", "mcp")
+        assert code == 0, err
+        assert json.loads(out) == load_tools(source).to_mcp()
+
+
+def test_parse_takes_python_tools(capsys, tmp_path):
+    reply = tmp_path / "reply.txt"
+    reply.write_text('{"name": "get_weather", "arguments": {"city": "Paris", "days": 30}}', encoding="utf-8")
+    code, out, _ = run(capsys, "parse", str(reply), "--protocol", "json_object", "--tools", "docs/examples/my_tools.py")
+    assert code == 1 and "days: 30 > maximum 14" in out
+
+
+def test_a_typescript_error_is_one_located_line(capsys, tmp_path):
+    source = tmp_path / "bad.ts"
+    source.write_text("export function f(x: string, y: keyof T): void {}\n", encoding="utf-8")
+    code, out, err = run(capsys, "tools", str(source))
+    assert code == 2 and out == ""
+    assert_one_line_error(err, f"{source}:1:")

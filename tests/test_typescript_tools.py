@@ -375,16 +375,17 @@ def test_input_larger_than_the_limit_is_refused() -> None:
         read_typescript("function f(a: string) {}", limits=Limits(max_input_bytes=10))
 
 
-def test_a_one_megabyte_file_loads(tmp_path: Path) -> None:
-    """About 1 MB of tools with bodies, JSDoc and interfaces: it loads (its time is in the report, not asserted)."""
+def test_a_large_file_loads(tmp_path: Path) -> None:
+    """About 200 KB of tools with bodies, JSDoc and interfaces: it loads (how fast, up to 1 MB, is measured by
+    bench/tools.py, not asserted here)."""
     chunk = ('/**\n * Tool {i}: does things.\n * @param a The a.\n */\n'
              'export function tool_{i}(a: string, b: Opts{i}, c: "x" | "y" = "x"): Promise<void> {{\n'
              '  const s = `${{a}} }} {{`; return fetch("/t/{i}", {{ body: JSON.stringify({{ a, b, c }}) }});\n}}\n'
              'interface Opts{i} {{ /** The n. */ n?: number; tags: string[]; mode: [number, number] }}\n')
-    count = 1_000_000 // len(chunk.format(i=100)) + 1
+    count = 200_000 // len(chunk.format(i=100)) + 1
     path = tmp_path / "big.ts"
     path.write_text("".join(chunk.format(i=i) for i in range(count)), encoding="utf-8")
-    assert path.stat().st_size >= 1_000_000
+    assert path.stat().st_size >= 200_000
     tools = load_tools(path)
     assert len(tools.names()) == count
     assert tools.get(f"tool_{count - 1}").description == f"Tool {count - 1}: does things."

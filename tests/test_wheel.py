@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SCRIPT = """
+SCRIPT = r"""
 import json, toolform_rules, pathlib
 from toolform_rules import sample_toolset, validate_arguments
 assert 'site-packages' in toolform_rules.__file__, toolform_rules.__file__
@@ -21,6 +21,14 @@ from toolform_rules import parse_reply
 native = parse_reply('<|tool_call_begin|>functions.legal_draft_v3:0<|tool_call_argument_begin|>{"counterparty": "A"}',
                      sample_toolset(), "kimi_k2", validate=False)
 assert [c.arguments for c in native.calls] == [{"counterparty": "A"}], native
+from toolform_rules import load_tools
+ts = load_tools("/** Weather. @param city Where. */\nexport declare function get_weather(city: string): string;")
+assert ts.to_openai()[0]["function"]["parameters"]["properties"]["city"]["type"] == "string", ts.to_openai()
+pathlib.Path("my_tools.py").write_text("def add(a: int, b: int = 1) -> int:\n    '''Add.\n\n    Args:\n"
+                                       "        a: The first.\n    '''\n    return a + b\n")
+py = load_tools("my_tools.py")  # docstring-parser came with the wheel's dependencies
+assert py.tools[0].parameters.properties[0].schema.description == "The first.", py.to_openai()
+assert py.executors["add"](2) == 3
 """
 
 
@@ -33,6 +41,7 @@ def test_wheel_installs_and_validates_outside_the_source_tree(tmp_path: Path) ->
     assert any(n.startswith("toolform_rules/rules/") and n.endswith(".yaml") for n in names)
     assert any(n.startswith("toolform_rules/grammars/") for n in names)
     assert "toolform_rules/rules/native/formats.yaml" in names  # the model-native catalogue
+    assert "toolform_rules/grammars/typescript.lark" in names
     assert "toolform_rules/py.typed" in names
 
     venv = tmp_path / "venv"

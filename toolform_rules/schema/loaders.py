@@ -713,13 +713,14 @@ def _source_kind(obj: Any) -> str:
 
 
 def _module_exists(name: str) -> bool:
-    """Whether ``name`` is an importable module (finding it may import its parent packages)."""
+    """Whether ``name`` names a module (finding it imports its parent packages; one that fails to import counts,
+    so that its error is reported where it is, not as a missing file)."""
     import importlib.util
 
     try:
         return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+    except (Exception, SystemExit):  # a parent package whose import fails: the Python reader says where
+        return True
 
 
 def _is_file(name: str) -> bool:

@@ -39,7 +39,6 @@ import importlib.util
 import inspect
 import math
 import sys
-import textwrap
 import traceback
 import types
 import typing
@@ -140,12 +139,13 @@ def read_python(obj: Any, *, only_decorated: bool | None = None, limits: Limits 
     found = _find_functions(obj, only_decorated)
     entries: list[tuple[str, dict[str, Any]]] = []
     executors: dict[str, Callable[..., Any]] = {}
+    index = SourceIndex()
     for fn in found.functions:
         source = found.source if _defined_in_file(fn, found.module) else _source_file(fn)
-        entry = function_tool(fn, source=source, limits=limits)
+        entry = function_tool(fn, source=source, limits=limits, index=index)
         if entry["name"] in executors:
             raise LoaderError(f"two functions are tools named {entry['name']!r}", source=source,
-                              tool=entry["name"], line=_def_line(fn))
+                              tool=entry["name"], line=index.def_line(fn))
         executors[entry["name"]] = fn
         entries.append((_where(fn), entry))
     return PythonTools(entries=entries, executors=executors, source=found.source)
@@ -264,10 +264,10 @@ def _import_error(err: BaseException, source: str, filename: str) -> LoaderError
 
 # --- one function → one tool ------------------------------------------------------------------
 
-def function_tool(fn: Callable[..., Any], *, source: str | None = None,
-                  limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+def function_tool(fn: Callable[..., Any], *, source: str | None = None, limits: Limits = DEFAULT_LIMITS,
+                  index: SourceIndex | None = None) -> dict[str, Any]:
     """One function's tool definition (bare OpenAI shape); ``source`` names its file in errors (default: the
-    file its code says).
+    file its code says); ``index``: the source files already parsed (for the lines errors name).
 
     >>> def ping(host: str, count: int = 4):
     ...     '''Ping a host.'''
@@ -277,12 +277,13 @@ def function_tool(fn: Callable[..., Any], *, source: str | None = None,
     mark = tool_mark(fn) or ToolMark()
     name = mark.name or getattr(fn, "__name__", None) or "function"
     docs = _Docstring.of(fn)
-    place = _Place(source=source or _source_file(fn), tool=name, line=_def_line(fn), limits=limits)
+    index = index or SourceIndex()
+    place = _Place(source=source or _source_file(fn), tool=name, line=index.def_line(fn), limits=limits)
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as err:
         raise place.fail(f"no signature can be read: {err}", None) from None
-    lines = _parameter_lines(fn)
+    lines = index.parameter_lines(fn)
     properties: dict[str, Any] = {}
     required: list[str] = []
     builder = _SchemaBuilder(place)
@@ -337,39 +338,55 @@ def _source_file(fn: Callable[..., Any]) -> str:
     return code.co_filename if code is not None else "<object>"
 
 
-def _def_line(fn: Callable[..., Any]) -> int | None:
-    """The line of ``def`` (after any decorators), else the code object's first line."""
-    found = _function_node(fn)
-    if found is not None:
-        node, first = found
-        return first + node.lineno - 1
-    code = getattr(inspect.unwrap(fn), "__code__", None)
-    return code.co_firstlineno if code is not None else None
+class SourceIndex:
+    """The ``def`` of each function in the source files read so far, each file parsed once (``linecache`` gives
+    the text, so functions written in a doctest or a notebook cell are found too), by the line where the
+    function's code begins (its first decorator's, else its ``def``'s)."""
 
+    def __init__(self) -> None:
+        self.files: dict[str, dict[int, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
 
-def _function_node(fn: Callable[..., Any]) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
-    """The function's ``def`` node and the file line its source starts at, when its source is readable."""
-    try:
-        lines, first = inspect.getsourcelines(inspect.unwrap(fn))
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return node, max(first, 1)
-    return None
+    def node(self, fn: Callable[..., Any]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+        if code is None:
+            return None
+        nodes = self.files.get(code.co_filename)
+        if nodes is None:
+            nodes = self.files[code.co_filename] = self._functions(code.co_filename)
+        return nodes.get(code.co_firstlineno)
 
+    @staticmethod
+    def _functions(filename: str) -> dict[int, ast.FunctionDef | ast.AsyncFunctionDef]:
+        import linecache
 
-def _parameter_lines(fn: Callable[..., Any]) -> dict[str, int]:
-    """Each parameter's line in the file (where its name is written), when the source is readable."""
-    found = _function_node(fn)
-    if found is None:
-        return {}
-    node, first = found
-    args = node.args
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs,
-             *(a for a in (args.vararg, args.kwarg) if a is not None)]
-    return {arg.arg: first + arg.lineno - 1 for arg in every}
+        linecache.checkcache(filename)  # (a file loaded again may have changed since)
+        try:
+            tree = ast.parse("".join(linecache.getlines(filename)))
+        except (SyntaxError, ValueError):
+            return {}
+        out: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[min([node.lineno, *(d.lineno for d in node.decorator_list)])] = node
+        return out
+
+    def def_line(self, fn: Callable[..., Any]) -> int | None:
+        """The line of ``def`` (after any decorators), else the code object's first line."""
+        node = self.node(fn)
+        if node is not None:
+            return node.lineno
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+        return code.co_firstlineno if code is not None else None
+
+    def parameter_lines(self, fn: Callable[..., Any]) -> dict[str, int]:
+        """Each parameter's line in the file (where its name is written), when the source is readable."""
+        node = self.node(fn)
+        if node is None:
+            return {}
+        args = node.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                 *(a for a in (args.vararg, args.kwarg) if a is not None)]
+        return {arg.arg: arg.lineno for arg in every}
 
 
 # --- docstrings --------------------------------------------------------------------------------
