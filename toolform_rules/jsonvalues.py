@@ -81,6 +81,24 @@ def is_multiple_of(value: int | float, divisor: int | float) -> bool:
     return quotient.denominator == 1
 
 
+def json_type_of(value: Any) -> str:
+    """The JSON Schema type of a JSON value (``integer`` for an int, ``number`` for a float); for anything
+    else, its Python type's name.
+
+    >>> [json_type_of(v) for v in (None, True, 1, 1.5, "a", [1], {"a": 1}, {1})]
+    ['null', 'boolean', 'integer', 'number', 'string', 'array', 'object', 'set']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    for python_type, name in ((int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+                              (dict, "object")):
+        if isinstance(value, python_type):
+            return name
+    return type(value).__name__
+
+
 def shared_type(members: tuple[Any, ...]) -> str:
     """The JSON type an untyped enum's members share (``None`` aside): boolean, integer, number, else string.
 

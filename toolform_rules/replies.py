@@ -143,13 +143,14 @@ class ParsedReply:
 
 # --- the steps -----------------------------------------------------------------------------
 
-def remove_reasoning(text: str, *, blank: bool = False) -> tuple[str, bool]:
+def remove_reasoning(text: str, *, blank: bool = False, removed_text: list[str] | None = None) -> tuple[str, bool]:
     """``text`` without ``<think>…</think>`` blocks (also ``thinking``/``reasoning``), and whether any was removed.
 
     An unclosed block runs to the end of the text (a reply cut off while thinking holds no
     call); a closing tag whose opener the chat template already sent ends the reasoning.
     One scan per tag, whatever the number of blocks.  ``blank``: each removed character
     becomes a space instead, so that what is left keeps its place in the text.
+    ``removed_text``: gets what each removed block said (its tags off).
 
     >>> remove_reasoning("<think>maybe f?</think>f(a=1)")
     ('f(a=1)', True)
@@ -166,6 +167,8 @@ def remove_reasoning(text: str, *, blank: bool = False) -> tuple[str, bool]:
             kept.append(text[pos:opened.start()])
             closed = closer.search(text, opened.end())
             end = len(text) if closed is None else closed.end()
+            if removed_text is not None:
+                removed_text.append(text[opened.end():len(text) if closed is None else closed.start()])
             if blank:
                 kept.append(" " * (end - opened.start()))
             pos = end
@@ -174,6 +177,8 @@ def remove_reasoning(text: str, *, blank: bool = False) -> tuple[str, bool]:
             text, removed = "".join(kept), True
         stray = closer.search(text)  # a closing tag whose opener the template already sent
         if stray is not None:
+            if removed_text is not None:
+                removed_text.insert(0, text[:stray.start()])
             text, removed = (" " * stray.end() if blank else "") + text[stray.end():], True
     return text, removed
 

@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from ..errors import LoaderError
+from ..jsonvalues import json_type_of
 from ..limits import DEFAULT_LIMITS, Limits
 
 #: the attribute :func:`tool` sets on a function it marks (a :class:`ToolMark`)
@@ -628,25 +629,11 @@ def _literal_schema(builder: _SchemaBuilder, hint: Any, path: str, depth: int) -
 
 def _enum_schema_of(members: list[Any]) -> dict[str, Any]:
     schema: dict[str, Any] = {}
-    kinds = {_json_kind(m) for m in members}
+    kinds = {json_type_of(m) for m in members}
     if len(kinds) == 1:
         schema["type"] = kinds.pop()
     schema["enum"] = members
     return schema
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _is_enum(hint: Any) -> bool:

@@ -27,6 +27,7 @@ from typing import Any, TypedDict
 import attrs
 
 from ..errors import LoaderError
+from ..jsonvalues import json_type_of
 from ..grammar import GrammarFailure, Token, Transformer, Tree, parse, transform, v_args
 from ..limits import DEFAULT_LIMITS, Limits
 
@@ -1012,17 +1013,9 @@ class _SchemaBuilder:
 
     def inferred(self, value: Any) -> dict[str, Any]:
         """The type TypeScript gives a parameter from its default: a literal's type, widened."""
-        if isinstance(value, bool):
-            return {"type": "boolean"}
-        if isinstance(value, (int, float)):
-            return {"type": "number"}
-        if isinstance(value, str):
-            return {"type": "string"}
-        if isinstance(value, list):
-            return {"type": "array"}
-        if isinstance(value, dict):
-            return {"type": "object"}
-        return {}
+        kind = json_type_of(value)
+        kind = "number" if kind == "integer" else kind  # (TypeScript has one number type)
+        return {"type": kind} if kind in ("boolean", "number", "string", "array", "object") else {}
 
     def node(self, node: _Node, depth: int) -> None:
         """Count one schema made at ``depth``; refuse past the depth limit or the size budget."""
