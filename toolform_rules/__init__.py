@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "RuleSet": ".engine.rules",
     "sample_tool": ".samples", "sample_toolset": ".samples",
     "Toolset": ".schema.toolset",
+    "CallLoop": ".loop", "LoopResult": ".loop", "parse_native": ".native_calls",
 }
 
 if TYPE_CHECKING:  # what the names are, for type checkers (never run)
@@ -58,8 +59,11 @@ if TYPE_CHECKING:  # what the names are, for type checkers (never run)
     from .engine.rules import RuleSet
     from .samples import sample_tool, sample_toolset
     from .schema.toolset import Toolset
+    from .loop import CallLoop, LoopResult
+    from .native_calls import parse_native
 
 __all__ = [
+    "CallLoop", "LoopResult", "parse_native",
     "CallError", "EvaluationError", "Finding", "Policy", "PolicyError", "PolicyLimits", "load_policy", "ParsedCall", "ParsedReply", "UnknownProtocolError", "get_protocol", "parse_reply",
     "ReplyStream", "StreamEvent", "parse_stream",
     "protocol_ids", "LimitExceeded", "Limits", "LoaderError", "Property", "RuleFileError", "Schema",

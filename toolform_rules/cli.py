@@ -218,6 +218,29 @@ def read_text(spec: str | None) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def render_loop(result: Any) -> str:
+    """A call loop's run as readable lines: each step's reply, its calls' verdicts, what ran, what went back."""
+    lines: list[str] = []
+    for number, step in enumerate(result.steps, start=1):
+        lines.append(f"step {number}: the model wrote")
+        lines.append(_indent(step.reply or "(no text)", "  | "))
+        if step.reasoning:
+            lines.append(f"  (reasoning kept apart: {len(step.reasoning)} characters)")
+        lines.append(_indent(render_reply(step.parsed), "  "))
+        for executed in step.executed:
+            outcome = f"-> {_dump(executed.result)}" if executed.ok else f"failed: {executed.error}"
+            lines.append(f"  ran {executed.name}({_dump(executed.arguments)}) {outcome}")
+        for line in step.feedback:
+            lines.append(f"  sent back: {line}")
+    ending = f"stopped: {result.stopped}"
+    if result.error:
+        ending += f" ({result.error})"
+    lines.append(ending)
+    if result.final_text:
+        lines.append(f"final answer: {result.final_text}")
+    return "\n".join(lines)
+
+
 def render_reply(reply: Any) -> str:
     """A parsed reply as readable lines: each call with its verdict, what was refused, the notes."""
     head = f"{reply.protocol_id} (rule {reply.rule}): {'ok' if reply.ok else 'not ok'}"
@@ -471,12 +494,36 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out.append(_indent(render_reply(parse_reply(text, tools, protocol_id)), "   "))
         out.append("")
     number += 1
+    out.extend(_demo_loop(number, tools))
+    number += 1
     out.extend(_demo_policy(number, tools))
     out.append(f"Try one yourself: {PROG} validate '{_dump(DEMO_CALLS[1][1])}'")
     out.append(f"              or: echo 'legal_draft_v3(counterparty=\"Acme\", value=1, term_months=2)' | "
                f"{PROG} parse --protocol python_call")
     print("\n".join(out))
     return EXIT_VALID
+
+
+#: the demo's scripted model: a call the validator refuses, the same call repaired after the feedback, an answer
+DEMO_LOOP_REPLIES = (
+    '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 12000, "term_months": "two years"}}',
+    '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 12000, "term_months": 24}}',
+    "Drafted: contract C-1042 with Acme, 24 months, 12,000.",
+)
+
+
+def _demo_loop(number: int, tools: Toolset) -> list[str]:
+    """The demo's call loop: a scripted model (StubClient) repairs its call after the validator's feedback."""
+    from .clients import StubClient
+    from .loop import CallLoop
+
+    def draft(**arguments: Any) -> dict[str, Any]:
+        return {"contract_id": "C-1042", "status": "draft", "months": arguments["term_months"]}
+
+    result = CallLoop(StubClient(DEMO_LOOP_REPLIES), tools, executors={"legal_draft_v3": draft}).run(
+        "Draft a two-year contract with Acme worth 12,000.")
+    return [f"{number}. The call loop (on_invalid=\"feedback\"): a scripted model repairs its call after feedback",
+            _indent(render_loop(result), "   "), ""]
 
 
 def _demo_policy(number: int, tools: Toolset) -> list[str]:
@@ -704,6 +751,43 @@ def _tools_arguments(command: argparse.ArgumentParser, default: str) -> None:
     command.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
 
 
+def cmd_call(args: argparse.Namespace) -> int:
+    from .loop import CallLoop
+
+    tools = sample_toolset() if args.tools is None else load_tools(args.tools, kind=args.kind)
+    policy = load_policy(args.policy) if args.policy else None
+    client = chat_client(args.provider, args.model, base_url=args.base_url, timeout=args.timeout,
+                         api_key_env=args.api_key_env)
+    if args.max_steps < 1:
+        raise UsageError("--max-steps must be at least 1")
+    loop = CallLoop(client, tools, protocol=args.protocol, native=args.native, on_invalid=args.on_invalid,
+                    max_steps=args.max_steps, policy=policy)
+    result = loop.run(args.request)
+    print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) if args.json else render_loop(result))
+    return EXIT_VALID if result.stopped == "no_call" else EXIT_INVALID
+
+
+def chat_client(provider: str, model: str, *, base_url: str | None, timeout: float, api_key_env: str | None) -> Any:
+    """An ``OpenAIChat`` or ``AnthropicChat`` over the provider's SDK (an optional extra: a usage error without it)."""
+    variable = api_key_env or ("ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY")
+    key = os.environ.get(variable) or "none"  # a local server takes any key
+    try:
+        if provider == "anthropic":
+            import anthropic
+
+            from .clients.anthropic_chat import AnthropicChat
+
+            return AnthropicChat(anthropic.Anthropic(base_url=base_url, api_key=key, timeout=timeout, max_retries=1),
+                                 model)
+        import openai
+
+        from .clients.openai_chat import OpenAIChat
+
+        return OpenAIChat(openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=1), model)
+    except ImportError:
+        raise UsageError(f"the {provider} SDK is not installed: pip install 'toolform-rules[{provider}]'") from None
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
     toolset = load_tools(args.source, kind=args.kind)
     for warning in toolset.warnings:
@@ -803,6 +887,34 @@ def build_parser() -> argparse.ArgumentParser:
     protocols.add_argument("--native", action="store_true",
                            help="the model-native formats of the catalogue (rules/native/formats.yaml) instead")
     protocols.set_defaults(run=cmd_protocols)
+
+    call = commands.add_parser(
+        "call", help="run the call loop against an OpenAI-compatible (or Anthropic) server",
+        description="Ask a model (any server that speaks OpenAI's Chat Completions: vLLM, llama.cpp, Ollama, ...; "
+                    "or Anthropic's Messages API with --provider anthropic) to answer REQUEST with the tools; "
+                    "validate every call before it runs, feed results back, and print each step. Exit 0 when the "
+                    "model answered without a call, 1 when the run stopped otherwise (invalid_call, max_steps, "
+                    "dry_run, error), 2 on a usage or input error. " + TOOLS_SAFETY)
+    call.add_argument("request", metavar="REQUEST", help="the user's request")
+    _tools_arguments(call, "(default: the bundled sample, legal_draft_v3, which has no executor: a dry run)")
+    call.add_argument("--base-url", metavar="URL", help="the server's base URL (e.g. http://127.0.0.1:8000/v1)")
+    call.add_argument("--model", "-m", required=True, metavar="M", help="the model's name on the server")
+    call.add_argument("--provider", choices=("openai", "anthropic"), default="openai",
+                      help="the wire format (default: openai)")
+    call.add_argument("--api-key-env", metavar="VAR", default=None,
+                      help="the environment variable holding the API key (default: OPENAI_API_KEY or "
+                           "ANTHROPIC_API_KEY; a local server needs none)")
+    mode = call.add_mutually_exclusive_group()
+    mode.add_argument("--protocol", "-p", default="json_object", metavar="P",
+                      help="the answer protocol the model is asked to write (default: json_object)")
+    mode.add_argument("--native", action="store_true", help="the provider's own tool calls instead")
+    call.add_argument("--policy", metavar="POLICY", help="also refuse calls this policy refuses (a YAML file)")
+    call.add_argument("--on-invalid", choices=("feedback", "stop", "execute"), default="feedback",
+                      help="what an invalid call does (default: feedback)")
+    call.add_argument("--max-steps", type=int, default=8, metavar="N", help="at most this many replies (default 8)")
+    call.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds per request (default 60)")
+    call.add_argument("--json", action="store_true", help="print the run as JSON")
+    call.set_defaults(run=cmd_call)
 
     tools = commands.add_parser(
         "tools", help="print a toolset converted to OpenAI, Anthropic or MCP JSON",

@@ -1,0 +1,106 @@
+"""Tool calls a provider returned as structured data, graded like the calls of a text reply.
+
+OpenAI's Chat Completions returns ``tool_calls`` whose arguments are JSON *text* — which a
+model may get wrong; Anthropic's Messages API returns ``tool_use`` blocks whose ``input`` is
+an object.  :func:`parse_native` reads either (or the :class:`~toolform_rules.clients.NativeCall`
+records the clients make) into the same :class:`~toolform_rules.ParsedReply` that
+:func:`~toolform_rules.parse_reply` gives for text, with the same grading, validation and
+policy: a caller treats both alike.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping
+
+from .engine.rules import RuleSet
+from .limits import DEFAULT_LIMITS, Limits
+from .protocols.base import RawCall
+from .replies import RULES, ParsedCall, ParsedReply, _grade
+from .schema.loaders import load_tools
+from .schema.toolset import Toolset
+
+#: the ``protocol_id`` of a ParsedReply read from structured calls
+NATIVE_PROTOCOL = "native_tool_calls"
+
+
+def native_call_fields(call: Any) -> tuple[str, str, Any]:
+    """(id, name, arguments) of a structured call: a ``NativeCall``, an OpenAI ``tool_calls`` item
+    (``{"id", "type": "function", "function": {"name", "arguments"}}``) or an Anthropic ``tool_use`` block
+    (``{"type": "tool_use", "id", "name", "input"}``).
+
+    >>> native_call_fields({"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}})
+    ('c1', 'f', '{}')
+    >>> native_call_fields({"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}})
+    ('t1', 'f', {'a': 1})
+    """
+    if isinstance(call, Mapping):
+        function = call.get("function")
+        if isinstance(function, Mapping):
+            return str(call.get("id") or ""), str(function.get("name") or ""), function.get("arguments")
+        return str(call.get("id") or ""), str(call.get("name") or ""), call.get("input", call.get("arguments"))
+    return str(getattr(call, "id", "") or ""), str(getattr(call, "name", "") or ""), getattr(call, "arguments", None)
+
+
+def parse_native(tool_calls: Iterable[Any], tools: Any, *, text: str = "", rule: str = "main",
+                 validate: bool = True, profile: str = "sdk", rules: RuleSet | None = None, policy: Any = None,
+                 limits: Limits = DEFAULT_LIMITS) -> ParsedReply:
+    """The structured ``tool_calls`` of a provider's reply, graded and validated as :func:`parse_reply` does for
+    text; ``text`` is the reply's text beside them (its ``content``).  Arguments written as JSON text are read
+    as JSON; text that is not a JSON object makes the call rejected, with a note saying where the JSON stops.
+
+    >>> from toolform_rules import sample_toolset
+    >>> reply = parse_native([{"id": "c1", "type": "function", "function": {"name": "legal_draft_v3",
+    ...     "arguments": '{"counterparty": "Acme", "value": -5, "term_months": 12}'}},
+    ...     {"id": "c2", "type": "function", "function": {"name": "legal_draft_v3", "arguments": '{"value": '}}],
+    ...     sample_toolset())
+    >>> reply.calls[0].valid, reply.calls[0].validation["constraint_errors"]
+    (False, ['value: -5 < minimum 0'])
+    >>> reply.rejected[0].reason, reply.note
+    ('the arguments are not a JSON object', "call 2 ('legal_draft_v3'): the arguments are not valid JSON: Expecting value at line 1, column 11")
+    """
+    if rule not in RULES:
+        raise ValueError(f"unknown grading rule {rule!r}; use one of {', '.join(RULES)}")
+    toolset = tools if isinstance(tools, Toolset) else load_tools(tools, limits=limits)
+    calls: list[ParsedCall] = []
+    rejected: list[ParsedCall] = []
+    hallucinated: list[str] = []
+    notes: list[str] = []
+    for number, item in enumerate(tool_calls, 1):
+        _, name, arguments = native_call_fields(item)
+        arguments, problem = _arguments(arguments, limits)
+        if problem:
+            notes.append(f"call {number} ({name!r}): {problem}")
+            rejected.append(ParsedCall(name, {}, toolset.get(name).name if toolset.get(name) else None, False,
+                                       accepted=False, reason="the arguments are not a JSON object"))
+            continue
+        graded = _grade(RawCall(name, arguments, None), toolset, rule=rule, text_values=False, lenient="",
+                        validate=validate, profile=profile, rules=rules, limits=limits, policy=policy)
+        if graded.resolved_name is None:
+            hallucinated.append(name)
+        (calls if graded.accepted else rejected).append(graded)
+    found = bool(calls or rejected)
+    return ParsedReply(NATIVE_PROTOCOL, rule, tuple(calls), tuple(rejected), found, found,
+                       NATIVE_PROTOCOL if found else "", True, False, tuple(hallucinated), False, "; ".join(notes),
+                       (text or "").strip())
+
+
+def _arguments(arguments: Any, limits: Limits) -> tuple[dict[str, Any], str]:
+    """The arguments as an object, and what is wrong with them ("" when nothing)."""
+    if arguments is None or arguments == "":
+        return {}, ""
+    if isinstance(arguments, (str, bytes)):
+        if len(arguments) > limits.max_input_bytes:
+            return {}, f"the arguments are longer than {limits.max_input_bytes} characters"
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as err:
+            return {}, f"the arguments are not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
+        except (ValueError, RecursionError) as err:
+            return {}, f"the arguments are not valid JSON: {err}"
+    if not isinstance(arguments, dict):
+        return {}, f"the arguments are not an object (a {type(arguments).__name__})"
+    return arguments, ""
+
+
+__all__ = ["NATIVE_PROTOCOL", "native_call_fields", "parse_native"]
