@@ -264,3 +264,47 @@ def test_python_tools_run_with_their_own_functions() -> None:
     model = StubClient(['{"name": "get_weather", "arguments": {"city": "Oslo"}}', "Sunny."])
     result = CallLoop(model, tools).run("Weather in Oslo?")
     assert [c.result for c in result.calls] == ["Oslo: sunny for 3 days"]
+
+
+# --- invariants over scripted runs --------------------------------------------------------------------------
+
+REPLY_KINDS = {"valid": VALID, "invalid": INVALID, "unknown": UNKNOWN, "text": "All done.",
+               "garbled": '{"name": "legal_draft_v3", "arguments": {"value": ', "fails": "FAIL"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(kinds=st.lists(st.sampled_from(sorted(REPLY_KINDS)), min_size=1, max_size=6),
+       on_invalid=st.sampled_from(["feedback", "stop", "execute"]), max_steps=st.integers(1, 5),
+       raises=st.booleans())
+def test_any_scripted_run_ends_well(kinds, on_invalid, max_steps, raises) -> None:
+    """Whatever the model says and however the executor behaves: no exception, a known ending, no more steps
+    than allowed, an executor run only for a valid call (or any known tool's call with "execute"), one line
+    sent back per call, and nothing run in a step that stopped the run."""
+    from toolform_rules.loop import STOPPED
+
+    replies = [ConnectionError("refused") if k == "fails" else REPLY_KINDS[k] for k in kinds]
+    ran = []
+
+    def executor(**arguments):
+        ran.append(arguments)
+        if raises:
+            raise RuntimeError("boom")
+        return "ok"
+
+    model = StubClient(replies)
+    result = CallLoop(model, sample_toolset(), executors={"legal_draft_v3": executor}, on_invalid=on_invalid,
+                      max_steps=max_steps).run("Draft.")
+    assert result.stopped in STOPPED and len(result.steps) <= max_steps
+    assert len(ran) == len(result.calls)
+    for step, kind in zip(result.steps, kinds):
+        found = len(step.parsed.calls) + len(step.parsed.rejected)
+        assert len(step.feedback) in (0, found)
+        for executed in step.executed:
+            assert executed.valid or on_invalid == "execute"
+            assert executed.ok is not raises
+    if result.stopped == "invalid_call":
+        assert on_invalid == "stop" and result.steps[-1].executed == ()
+    if result.stopped == "error":
+        assert result.error
+    if result.stopped == "no_call":
+        assert result.final_text or kinds[len(result.steps) - 1] == "garbled"

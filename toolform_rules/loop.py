@@ -331,12 +331,10 @@ class _Session:
         loop = self.loop
         tool = loop.tools.get(call.resolved_name) if call.resolved_name else None
         valid = call.accepted and call.valid and tool is not None
-        executor = _executor(loop.executors, tool.name) if tool is not None else None
-        if not valid and loop.on_invalid != "execute":
-            executor = None
+        runs = tool is not None and (valid or loop.on_invalid == "execute")
+        executor = _executor(loop.executors, tool.name) if runs and tool is not None else None
         arguments = schema_spelling(call.arguments, tool) if tool is not None else dict(call.arguments)
-        return _Pending(call, call_id, executor if (valid or loop.on_invalid == "execute") else None, arguments,
-                        valid)
+        return _Pending(call, call_id, executor, arguments, valid)
 
     def _step(self, executed: tuple[Executed, ...], feedback: tuple[str, ...] = ()) -> None:
         reply, parsed = self.reply, self.parsed
