@@ -35,8 +35,8 @@ class AnthropicChat:
     """A :class:`~toolform_rules.clients.ChatClient` over an ``anthropic.Anthropic`` or
     ``anthropic.AsyncAnthropic`` client: ``complete`` and ``acomplete`` ask ``model`` through
     ``messages.create`` with ``max_tokens`` (the API requires it); ``timeout`` (seconds) is each
-    request's, and ``params`` (``temperature``, ``thinking``, ``tool_choice``, ...) go to every call as
-    they are.
+    request's, and ``params`` (``thinking``, ``tool_choice``, ``stop_sequences``, ``extra_body``, ...) go to
+    every call as they are (a parameter the SDK does not take is a :class:`ClientError` when called).
 
     As with :class:`~toolform_rules.clients.openai_chat.OpenAIChat`: with a sync client ``acomplete``
     runs the call in a worker thread; with an async client ``complete`` raises :class:`ClientError`.
