@@ -1,0 +1,95 @@
+"""What the SDK clients share: telling an async SDK client from a sync one, calling it with a clock, and
+turning whatever it raises into a :class:`ClientError`.
+
+The official ``openai`` and ``anthropic`` SDKs are generated from one template, so their exceptions have the
+same names and meanings: ``APIStatusError`` (an HTTP error, ``status_code``), ``APITimeoutError`` (a
+subclass of ``APIConnectionError``), ``APIConnectionError``.  This module never imports either SDK: the
+client modules pass theirs in.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any, Awaitable, Callable
+
+from . import ClientError
+
+
+def is_async_method(method: Any) -> bool:
+    """Whether an SDK method is ``async def`` (the SDKs wrap their methods, so look under the wrappers).
+
+    >>> async def create(): ...
+    >>> is_async_method(create), is_async_method(len)
+    (True, False)
+    """
+    return inspect.iscoroutinefunction(inspect.unwrap(method))
+
+
+def sdk_error(error: BaseException, *, sdk: Any, provider: str) -> ClientError:
+    """The :class:`ClientError` for what an SDK call raised (``sdk``: the SDK module, or None when it is not
+    installed and the client is some look-alike): the HTTP status and the provider's message for an
+    HTTP error, "timed out" for a timeout, "could not connect" for a connection failure.
+
+    >>> str(sdk_error(ValueError("bad"), sdk=None, provider="openai"))
+    'openai: the call failed: ValueError: bad'
+    """
+    if isinstance(error, ClientError):
+        return error
+    status_error = getattr(sdk, "APIStatusError", None)
+    timeout_error = getattr(sdk, "APITimeoutError", None)
+    connection_error = getattr(sdk, "APIConnectionError", None)
+    if status_error is not None and isinstance(error, status_error):
+        return ClientError(f"the server refused the request: {_status_message(error)}", provider=provider,
+                           status=getattr(error, "status_code", None))
+    # a timeout is a connection error to the SDKs; say which, a timeout wants a different remedy
+    if timeout_error is not None and isinstance(error, timeout_error):
+        return ClientError("the request timed out", provider=provider)
+    if connection_error is not None and isinstance(error, connection_error):
+        cause = error.__cause__ or error.__context__
+        detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+        return ClientError(f"could not connect to the server{detail}", provider=provider)
+    return ClientError(f"the call failed: {type(error).__name__}: {error}", provider=provider)
+
+
+def _status_message(error: BaseException) -> str:
+    """The provider's own words from an HTTP error's body (both providers nest them in ``error.message``),
+    else the SDK's message."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    return str(getattr(error, "message", "") or error)
+
+
+def timed_call(call: Callable[[], Any], *, sdk: Any, provider: str) -> tuple[Any, float]:
+    """``call()`` and how long it took (seconds); what it raises comes out as a :class:`ClientError`."""
+    started = time.perf_counter()
+    try:
+        result = call()
+    except Exception as error:  # noqa: BLE001  (the loop's contract: a client raises only ClientError)
+        raise sdk_error(error, sdk=sdk, provider=provider) from error
+    return result, time.perf_counter() - started
+
+
+async def timed_acall(call: Callable[[], Awaitable[Any]], *, sdk: Any, provider: str) -> tuple[Any, float]:
+    """:func:`timed_call` for a coroutine-returning ``call``."""
+    started = time.perf_counter()
+    try:
+        result = await call()
+    except Exception as error:  # noqa: BLE001  (as in timed_call)
+        raise sdk_error(error, sdk=sdk, provider=provider) from error
+    return result, time.perf_counter() - started
+
+
+def native_call_fields(call: Any) -> tuple[str, str, Any]:
+    """``(id, name, arguments)`` of a :class:`NativeCall`, or of a mapping with those keys (a call that went
+    through JSON, as an audit log writes it).
+
+    >>> native_call_fields({"id": "c1", "name": "f", "arguments": "{}"})
+    ('c1', 'f', '{}')
+    """
+    if isinstance(call, dict):
+        return str(call.get("id", "")), str(call.get("name", "")), call.get("arguments")
+    return str(call.id), str(call.name), call.arguments
