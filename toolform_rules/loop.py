@@ -288,7 +288,7 @@ class _Session:
             if outcome is None:  # invalid, fed back
                 self._record(item, "refused")
                 line = {"ok": False, "error": "invalid call", "tool": item.call.name,
-                        "validation": item.call.validation}
+                        "validation": _validation(item.call)}
             else:
                 executed.append(outcome)
                 self._record(item, "executed" if outcome.ok else "failed", outcome)
@@ -372,6 +372,17 @@ class _Session:
         if executed is not None and not executed.ok:
             record["error"] = executed.error
         log.write(record)
+
+
+def _validation(call: ParsedCall) -> dict[str, Any] | None:
+    """The validation sent back for an invalid call: the report's dict (the seed's buckets), and when a policy
+    refused the call, its findings with their rule ids (a policy's message need not name its rule)."""
+    validation = call.validation
+    report = call.report
+    if report is None or validation is None or not any(f.policy for f in report.findings):
+        return validation
+    found = [f.to_dict() for f in report.findings]
+    return {**validation, "findings": [{key: f[key] for key in ("rule", "path", "message")} for f in found]}
 
 
 def _executor(executors: Mapping[str, Callable[..., Any]], name: str) -> Callable[..., Any] | None:
