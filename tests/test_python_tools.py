@@ -447,7 +447,7 @@ def _finite(value: Any) -> bool:
     return True
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_values_of_a_hints_type_are_valid_under_its_schema(data: st.DataObject) -> None:
     hint = data.draw(st.sampled_from(HINTS))

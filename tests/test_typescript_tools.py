@@ -382,9 +382,12 @@ def test_a_large_file_loads(tmp_path: Path) -> None:
              'export function tool_{i}(a: string, b: Opts{i}, c: "x" | "y" = "x"): Promise<void> {{\n'
              '  const s = `${{a}} }} {{`; return fetch("/t/{i}", {{ body: JSON.stringify({{ a, b, c }}) }});\n}}\n'
              'interface Opts{i} {{ /** The n. */ n?: number; tags: string[]; mode: [number, number] }}\n')
-    count = 200_000 // len(chunk.format(i=100)) + 1
+    pieces: list[str] = []
+    while sum(map(len, pieces)) < 200_000:
+        pieces.append(chunk.format(i=len(pieces)))
+    count = len(pieces)
     path = tmp_path / "big.ts"
-    path.write_text("".join(chunk.format(i=i) for i in range(count)), encoding="utf-8")
+    path.write_text("".join(pieces), encoding="utf-8")
     assert path.stat().st_size >= 200_000
     tools = load_tools(path)
     assert len(tools.names()) == count

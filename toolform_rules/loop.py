@@ -319,7 +319,8 @@ class _Session:
         loop = self.loop
         if not loop.native:
             return list(parsed.calls) + list(parsed.rejected), [""] * (len(parsed.calls) + len(parsed.rejected))
-        found, ids = [], []
+        found: list[ParsedCall] = []
+        ids: list[str] = []
         for native in reply.tool_calls:
             one = parse_native([native], loop.tools, rule=loop.rule, profile=loop.profile, rules=loop.rules,
                                policy=loop.policy, limits=loop.limits)

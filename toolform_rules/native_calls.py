@@ -71,8 +71,9 @@ def parse_native(tool_calls: Iterable[Any], tools: Any, *, text: str = "", rule:
         arguments, problem = _arguments(arguments, limits)
         if problem:
             notes.append(f"call {number} ({name!r}): {problem}")
-            rejected.append(ParsedCall(name, {}, toolset.get(name).name if toolset.get(name) else None, False,
-                                       accepted=False, reason="the arguments are not a JSON object"))
+            tool = toolset.get(name)
+            rejected.append(ParsedCall(name, {}, tool.name if tool is not None else None, False, accepted=False,
+                                       reason="the arguments are not a JSON object"))
             continue
         graded = _grade(RawCall(name, arguments, None), toolset, rule=rule, text_values=False, lenient="",
                         validate=validate, profile=profile, rules=rules, limits=limits, policy=policy)

@@ -158,5 +158,20 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-__all__ = ["ChatClient", "ChatReply", "ClientError", "Message", "NativeCall", "StubClient", "as_mapping",
-           "split_reasoning"]
+#: the SDK clients, by name: their modules are imported when the name is first used (they import their SDK
+#: only when they call it, so neither SDK is needed to import this package)
+_LAZY = {"OpenAIChat": ".openai_chat", "AnthropicChat": ".anthropic_chat"}
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAIChat`` and ``AnthropicChat``, from their modules (PEP 562)."""
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
+
+
+__all__ = ["AnthropicChat", "ChatClient", "ChatReply", "ClientError", "Message", "NativeCall", "OpenAIChat",
+           "StubClient", "as_mapping", "split_reasoning"]

@@ -39,7 +39,7 @@ def schema_to_json(schema: Schema, definitions: Mapping[str, Schema] | None = No
 
     >>> from toolform_rules import sample_tool
     >>> schema_to_json(sample_tool().parameters)["properties"]["term_months"]
-    {'type': 'integer', 'minimum': 1, 'maximum': 600}
+    {'type': 'integer', 'description': 'Length of the term.', 'minimum': 1, 'maximum': 600}
     """
     out = _node(schema)
     for pointer in sorted(definitions or {}, key=lambda p: p.count("/")):

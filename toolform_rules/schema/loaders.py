@@ -719,6 +719,8 @@ def _module_exists(name: str) -> bool:
 
     try:
         return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # no such parent package ("tools.json" is no module "json" in a package "tools")
+        return False
     except (Exception, SystemExit):  # a parent package whose import fails: the Python reader says where
         return True
 
