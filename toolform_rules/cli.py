@@ -1,11 +1,14 @@
-"""The command line: ``toolform-rules validate | parse | check | test | explain | tools | protocols | demo | rules``.
+"""The command line: ``toolform-rules validate | parse | check | test | explain | call | guard | pin | verify | tools |
+protocols | demo | rules``.
 
 ``validate`` checks calls against a toolset and exits 0 (all valid), 1 (any invalid) or
 2 (a usage or input error, reported on one line of stderr); ``parse`` reads a model's
 reply in one answer protocol and grades its calls (the same exit codes); both take
 ``--policy``.  ``check`` lints a policy (against ``--tools`` when given), ``test`` runs
 policies' tests with coverage, ``explain`` shows every constraint of a policy on one call.
-``tools`` prints a toolset converted to OpenAI, Anthropic or MCP JSON.
+``call`` runs the call loop against a server; ``guard`` scans tools for hidden instructions (``--sarif``
+for code scanning), ``pin``/``verify`` lock tools against later changes; ``tools`` prints a toolset
+converted to OpenAI, Anthropic or MCP JSON.
 ``protocols`` lists the answer protocols with an example each; ``demo`` runs the bundled
 sample; ``rules`` lists a profile's rules, or writes the rule reference as Markdown
 (``docs/rules.md`` is this output).
@@ -788,6 +791,54 @@ def chat_client(provider: str, model: str, *, base_url: str | None, timeout: flo
         raise UsageError(f"the {provider} SDK is not installed: pip install 'toolform-rules[{provider}]'") from None
 
 
+def cmd_guard(args: argparse.Namespace) -> int:
+    from .guard import clean_toolset, scan_toolset
+
+    toolset = load_tools(args.source, kind=args.kind)
+    report = scan_toolset(toolset, strictness=args.strictness)
+    if args.clean:
+        cleaned, _ = clean_toolset(report, toolset, action=args.action)
+        Path(args.clean).write_text(json.dumps(cleaned.to_mcp(), indent=2, ensure_ascii=False) + "\n",
+                                    encoding="utf-8")
+    if args.sarif:
+        from .guard.sarif import to_sarif
+
+        source = args.source if isinstance(args.source, str) and Path(args.source).is_file() else None
+        print(json.dumps(to_sarif(report, source=source), indent=2, ensure_ascii=False))
+    elif args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render_guard(report))
+    return EXIT_INVALID if report.findings else EXIT_VALID
+
+
+def render_guard(report: Any) -> str:
+    """A guard report as readable lines: each finding with its rule, severity, place and text."""
+    if not report.findings:
+        return f"no findings (strictness {report.strictness})"
+    lines = [f"{len(report.findings)} findings in {len(report.flagged_tools)} tools (strictness {report.strictness})"]
+    for finding in report.findings:
+        lines.append(f"  {finding.rule_id} {finding.severity:6} {finding.tool} {finding.field} "
+                     f"[{finding.start}:{finding.end}] {finding.excerpt!r}")
+        lines.append(f"      {finding.message}  ({finding.source})")
+    return "\n".join(lines)
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    from .guard.pin import pin_command
+
+    print(pin_command(args.source, kind=args.kind), end="")
+    return EXIT_VALID
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .guard.pin import verify_command
+
+    code, text = verify_command(args.source, args.lock, kind=args.kind)
+    print(text, end="" if text.endswith("\n") else "\n")
+    return code
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
     toolset = load_tools(args.source, kind=args.kind)
     for warning in toolset.warnings:
@@ -915,6 +966,41 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds per request (default 60)")
     call.add_argument("--json", action="store_true", help="print the run as JSON")
     call.set_defaults(run=cmd_call)
+
+    guard = commands.add_parser(
+        "guard", help="scan tools for instructions hidden in their descriptions",
+        description="Scan every tool's descriptions, parameter descriptions, titles, enum values, defaults and "
+                    "examples with the guard's rules (rules/guard/*.yaml); exit 0 when nothing is flagged, 1 when "
+                    "anything is, 2 on an input error. " + TOOLS_SAFETY)
+    guard.add_argument("source", metavar="TOOLS", help="the tools: " + TOOLS_INPUTS)
+    guard.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
+    guard.add_argument("--strictness", choices=("lenient", "standard", "strict"), default="standard",
+                       help="which rules apply (default: standard)")
+    output = guard.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the report as JSON")
+    output.add_argument("--sarif", action="store_true", help="print the report as SARIF 2.1.0 (code scanning)")
+    guard.add_argument("--clean", metavar="OUT", help="also write the cleaned tools (MCP JSON) to OUT")
+    guard.add_argument("--action", choices=("strip", "drop_descriptions", "quarantine"), default="strip",
+                       help="how --clean cleans: strip the flagged text (default), drop flagged descriptions, "
+                            "or leave flagged tools out")
+    guard.set_defaults(run=cmd_guard)
+
+    pin = commands.add_parser(
+        "pin", help="print a lock of the tools (sha256 per tool and per reviewed field)",
+        description="Print a lock recording a digest of every tool, to verify later that none changed (a rug "
+                    "pull): toolform-rules pin TOOLS > tools.lock. " + TOOLS_SAFETY)
+    pin.add_argument("source", metavar="TOOLS", help="the tools: " + TOOLS_INPUTS)
+    pin.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
+    pin.set_defaults(run=cmd_pin)
+
+    verify = commands.add_parser(
+        "verify", help="compare tools with a lock: the tools added, removed or changed",
+        description="Compare the tools with a lock made by toolform-rules pin; exit 0 when nothing changed, 1 when "
+                    "a tool was added, removed or changed (with the changed fields), 2 on an input error.")
+    verify.add_argument("source", metavar="TOOLS", help="the tools: " + TOOLS_INPUTS)
+    verify.add_argument("--lock", required=True, metavar="FILE", help="the lock file")
+    verify.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
+    verify.set_defaults(run=cmd_verify)
 
     tools = commands.add_parser(
         "tools", help="print a toolset converted to OpenAI, Anthropic or MCP JSON",

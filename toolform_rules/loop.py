@@ -149,13 +149,16 @@ class CallLoop:
     ``profile``, ``rules``, ``policy``: as for :func:`~toolform_rules.parse_reply`.
     ``decisions``: a :class:`~toolform_rules.policy.records.DecisionLog` that gets one
     record per call with its outcome.  ``system``: text put before the tools in the first
-    message.
+    message.  ``guard``: a strictness (``lenient``, ``standard``, ``strict``): the guard scans
+    the tools first and strips what it flags from what the model sees (the report is
+    ``guard_report``; the executors are the tools' own).
     """
 
     def __init__(self, client: ChatClient, tools: Any, *, protocol: str = "json_object", native: bool = False,
                  rule: str = "main", executors: Mapping[str, Callable[..., Any]] | None = None, max_steps: int = 8,
                  on_invalid: str = "feedback", policy: Any = None, decisions: Any = None, profile: str = "sdk",
-                 rules: RuleSet | None = None, system: str = "", limits: Limits = DEFAULT_LIMITS) -> None:
+                 rules: RuleSet | None = None, system: str = "", guard: str | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         from .protocols import get_protocol
 
         if on_invalid not in ON_INVALID:
@@ -171,6 +174,13 @@ class CallLoop:
         self.protocol = None if native else get_protocol(protocol)
         self.tools = tools if isinstance(tools, Toolset) else load_tools(tools, limits=limits)
         self.executors = dict(self.tools.executors if executors is None else executors)
+        #: what the guard found in the tools (``guard=`` a strictness), before the model saw them
+        self.guard_report: Any = None
+        if guard is not None:
+            from .guard import clean_toolset, scan_toolset
+
+            self.guard_report = scan_toolset(self.tools, strictness=guard)
+            self.tools, _ = clean_toolset(self.guard_report, self.tools, action="strip")
         self.decisions = decisions
         self.policy = policy if policy is not None else getattr(decisions, "policy", None)
 
