@@ -66,8 +66,8 @@ class LockError(LocatedError):
 @attrs.frozen
 class ChangedTool:
     """A tool whose digest differs from the lock's: its name, and the fields that changed (field paths into
-    the tool's MCP shape: ``description``, ``inputSchema.properties.unit.enum``), the most specific first
-    found — a parameter whose enum alone changed is named by its ``enum``, not as a whole."""
+    the tool's MCP shape: ``description``, ``inputSchema.properties.unit.enum``), sorted, each the most
+    specific: a parameter whose enum alone changed is named by its ``enum``, not as a whole."""
 
     name: str
     fields: tuple[str, ...]
@@ -197,8 +197,16 @@ def pin_toolset(tools: Any) -> dict[str, Any]:
     >>> lock = pin_toolset(sample_toolset())
     >>> lock["version"], lock["algorithm"], list(lock["tools"])
     (1, 'sha256', ['legal_draft_v3'])
-    >>> [f for f in lock["tools"]["legal_draft_v3"]["fields"] if "status" in f]
-    ['inputSchema.properties.contract_details.properties.status', 'inputSchema.properties.contract_details.properties.status.description', 'inputSchema.properties.contract_details.properties.status.enum']
+    >>> for field in lock["tools"]["legal_draft_v3"]["fields"]:
+    ...     if "contract_details" in field:
+    ...         print(field)
+    inputSchema.properties.contract_details
+    inputSchema.properties.contract_details.description
+    inputSchema.properties.contract_details.properties.contract_id
+    inputSchema.properties.contract_details.properties.contract_id.description
+    inputSchema.properties.contract_details.properties.status
+    inputSchema.properties.contract_details.properties.status.description
+    inputSchema.properties.contract_details.properties.status.enum
     """
     toolset = tools if isinstance(tools, Toolset) else load_tools(tools)
     entries = {tool.name: _pin_tool(tool) for tool in sorted(toolset, key=lambda t: t.name)}
@@ -337,7 +345,7 @@ def _changed_fields(locked: Mapping[str, str], current: Mapping[str, str]) -> tu
     """The fields that differ, most specific: a field whose digest changed is named only when nothing inside
     it changed too (the input schema always changes with any parameter: naming it says nothing); a field
     added or removed is named only at its top (a new parameter, not each of its keywords)."""
-    appeared = {path for path in locked.keys() ^ current.keys()}
+    appeared = set(locked.keys() ^ current.keys())
     top_appeared = {path for path in appeared if not any(_is_under(path, other) for other in appeared)}
     differing = {path for path in locked.keys() & current.keys() if locked[path] != current[path]}
     named = top_appeared | differing
