@@ -46,10 +46,10 @@ from typing import Any, Awaitable, Callable, Mapping
 
 import attrs
 
-from .clients import ChatClient, ChatReply, Message, NativeCall
+from .clients import ChatClient, ChatReply, Message, NativeCall, native_call_fields
 from .engine.rules import RuleSet
 from .limits import DEFAULT_LIMITS, Limits
-from .native_calls import native_call_fields, parse_native
+from .native_calls import parse_native
 from .replies import ParsedCall, ParsedReply, parse_reply
 from .schema.ir import Schema, Tool
 from .schema.loaders import load_tools

@@ -11,8 +11,9 @@ policy: a caller treats both alike.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
+from .clients import native_call_fields
 from .engine.rules import RuleSet
 from .limits import DEFAULT_LIMITS, Limits
 from .protocols.base import RawCall
@@ -22,24 +23,6 @@ from .schema.toolset import Toolset
 
 #: the ``protocol_id`` of a ParsedReply read from structured calls
 NATIVE_PROTOCOL = "native_tool_calls"
-
-
-def native_call_fields(call: Any) -> tuple[str, str, Any]:
-    """(id, name, arguments) of a structured call: a ``NativeCall``, an OpenAI ``tool_calls`` item
-    (``{"id", "type": "function", "function": {"name", "arguments"}}``) or an Anthropic ``tool_use`` block
-    (``{"type": "tool_use", "id", "name", "input"}``).
-
-    >>> native_call_fields({"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}})
-    ('c1', 'f', '{}')
-    >>> native_call_fields({"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}})
-    ('t1', 'f', {'a': 1})
-    """
-    if isinstance(call, Mapping):
-        function = call.get("function")
-        if isinstance(function, Mapping):
-            return str(call.get("id") or ""), str(function.get("name") or ""), function.get("arguments")
-        return str(call.get("id") or ""), str(call.get("name") or ""), call.get("input", call.get("arguments"))
-    return str(getattr(call, "id", "") or ""), str(getattr(call, "name", "") or ""), getattr(call, "arguments", None)
 
 
 def parse_native(tool_calls: Iterable[Any], tools: Any, *, text: str = "", rule: str = "main",
@@ -104,4 +87,4 @@ def _arguments(arguments: Any, limits: Limits) -> tuple[dict[str, Any], str]:
     return arguments, ""
 
 
-__all__ = ["NATIVE_PROTOCOL", "native_call_fields", "parse_native"]
+__all__ = ["NATIVE_PROTOCOL", "parse_native"]

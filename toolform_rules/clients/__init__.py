@@ -89,6 +89,24 @@ class ChatClient(Protocol):
         ...
 
 
+def native_call_fields(call: Any) -> tuple[str, str, Any]:
+    """(id, name, arguments) of a structured call: a ``NativeCall``, an OpenAI ``tool_calls`` item
+    (``{"id", "type": "function", "function": {"name", "arguments"}}``) or an Anthropic ``tool_use`` block
+    (``{"type": "tool_use", "id", "name", "input"}``).
+
+    >>> native_call_fields({"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}})
+    ('c1', 'f', '{}')
+    >>> native_call_fields({"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}})
+    ('t1', 'f', {'a': 1})
+    """
+    if isinstance(call, Mapping):
+        function = call.get("function")
+        if isinstance(function, Mapping):
+            return str(call.get("id") or ""), str(function.get("name") or ""), function.get("arguments")
+        return str(call.get("id") or ""), str(call.get("name") or ""), call.get("input", call.get("arguments"))
+    return str(getattr(call, "id", "") or ""), str(getattr(call, "name", "") or ""), getattr(call, "arguments", None)
+
+
 def split_reasoning(text: str) -> tuple[str, str]:
     """``text`` without its ``<think>…</think>`` blocks (also ``thinking``/``reasoning``; an unclosed one runs to
     the end), trimmed, and what those blocks said.
@@ -174,4 +192,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["AnthropicChat", "ChatClient", "ChatReply", "ClientError", "Message", "NativeCall", "OpenAIChat",
-           "StubClient", "as_mapping", "split_reasoning"]
+           "StubClient", "as_mapping", "native_call_fields", "split_reasoning"]

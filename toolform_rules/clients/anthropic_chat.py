@@ -12,12 +12,11 @@ reasoning, ``tool_use`` blocks as native calls with their ``input`` object.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, Mapping, Sequence
 
-from . import ChatReply, ClientError, Message, NativeCall, as_mapping, split_reasoning
-from .sdk_calls import is_async_method, native_call_fields, timed_acall, timed_call
+from . import ChatReply, ClientError, Message, NativeCall, native_call_fields, split_reasoning
+from .sdk_calls import SDKChat
 
 PROVIDER = "anthropic"
 
@@ -31,7 +30,7 @@ def _anthropic_sdk() -> Any:
     return anthropic
 
 
-class AnthropicChat:
+class AnthropicChat(SDKChat):
     """A :class:`~toolform_rules.clients.ChatClient` over an ``anthropic.Anthropic`` or
     ``anthropic.AsyncAnthropic`` client: ``complete`` and ``acomplete`` ask ``model`` through
     ``messages.create`` with ``max_tokens`` (the API requires it); ``timeout`` (seconds) is each
@@ -47,6 +46,7 @@ class AnthropicChat:
     """
 
     provider = PROVIDER
+    sync_client = "anthropic.Anthropic"
 
     def __init__(self, client: Any, model: str, *, max_tokens: int = 1024, timeout: float | None = None,
                  **params: Any) -> None:
@@ -58,10 +58,6 @@ class AnthropicChat:
 
     def __repr__(self) -> str:
         return f"AnthropicChat(model={self.model!r})"
-
-    def _is_async(self) -> bool:
-        create = getattr(getattr(self.client, "messages", None), "create", None)
-        return create is not None and is_async_method(create)
 
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``messages`` and ``tools``.
@@ -81,26 +77,14 @@ class AnthropicChat:
         arguments.update(self.params)
         return arguments
 
-    def complete(self, messages: Sequence[Message], *, tools: Any = None) -> ChatReply:
-        """The model's reply to ``messages`` (``tools``: a :class:`~toolform_rules.Toolset` for native calls)."""
-        if self._is_async():
-            raise ClientError("complete() needs a sync client (anthropic.Anthropic); with "
-                              "anthropic.AsyncAnthropic use acomplete()", provider=PROVIDER)
-        arguments = self.request(messages, tools)
-        sdk = _anthropic_sdk()
-        response, latency = timed_call(lambda: self.client.messages.create(**arguments), sdk=sdk,
-                                       provider=PROVIDER)
-        return anthropic_reply(as_mapping(response), latency=latency)
+    def _create(self) -> Any:
+        return getattr(getattr(self.client, "messages", None), "create", None)
 
-    async def acomplete(self, messages: Sequence[Message], *, tools: Any = None) -> ChatReply:
-        """:meth:`complete` for the loop's ``arun``: awaited on an async client, in a thread on a sync one."""
-        if not self._is_async():
-            return await asyncio.to_thread(self.complete, messages, tools=tools)
-        arguments = self.request(messages, tools)
-        sdk = _anthropic_sdk()
-        response, latency = await timed_acall(lambda: self.client.messages.create(**arguments), sdk=sdk,
-                                              provider=PROVIDER)
-        return anthropic_reply(as_mapping(response), latency=latency)
+    def _sdk(self) -> Any:
+        return _anthropic_sdk()
+
+    def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
+        return anthropic_reply(answer, latency=latency)
 
 
 def tool_input(arguments: Any) -> dict[str, Any]:

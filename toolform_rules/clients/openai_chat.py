@@ -13,12 +13,11 @@ The answer becomes a :class:`ChatReply`, the reasoning apart: ``<think>`` blocks
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, Mapping, Sequence
 
-from . import ChatReply, ClientError, Message, NativeCall, as_mapping, split_reasoning
-from .sdk_calls import is_async_method, native_call_fields, timed_acall, timed_call
+from . import ChatReply, ClientError, Message, NativeCall, native_call_fields, split_reasoning
+from .sdk_calls import SDKChat
 
 PROVIDER = "openai"
 
@@ -37,7 +36,7 @@ def _openai_sdk() -> Any:
     return openai
 
 
-class OpenAIChat:
+class OpenAIChat(SDKChat):
     """A :class:`~toolform_rules.clients.ChatClient` over an ``openai.OpenAI`` or ``openai.AsyncOpenAI``
     client: ``complete`` and ``acomplete`` ask ``model`` through Chat Completions; ``timeout`` (seconds) is
     each request's, and ``params`` (``temperature``, ``max_tokens``, ``tool_choice``, ...) go to every
@@ -53,6 +52,7 @@ class OpenAIChat:
     """
 
     provider = PROVIDER
+    sync_client = "openai.OpenAI"
 
     def __init__(self, client: Any, model: str, *, timeout: float | None = None, **params: Any) -> None:
         self.client = client
@@ -62,10 +62,6 @@ class OpenAIChat:
 
     def __repr__(self) -> str:
         return f"OpenAIChat(model={self.model!r})"
-
-    def _is_async(self) -> bool:
-        create = getattr(getattr(getattr(self.client, "chat", None), "completions", None), "create", None)
-        return create is not None and is_async_method(create)
 
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``messages`` and ``tools``.
@@ -81,26 +77,14 @@ class OpenAIChat:
         arguments.update(self.params)
         return arguments
 
-    def complete(self, messages: Sequence[Message], *, tools: Any = None) -> ChatReply:
-        """The model's reply to ``messages`` (``tools``: a :class:`~toolform_rules.Toolset` for native calls)."""
-        if self._is_async():
-            raise ClientError("complete() needs a sync client (openai.OpenAI); with openai.AsyncOpenAI use "
-                              "acomplete()", provider=PROVIDER)
-        arguments = self.request(messages, tools)
-        sdk = _openai_sdk()
-        response, latency = timed_call(lambda: self.client.chat.completions.create(**arguments), sdk=sdk,
-                                       provider=PROVIDER)
-        return openai_reply(as_mapping(response), latency=latency)
+    def _create(self) -> Any:
+        return getattr(getattr(getattr(self.client, "chat", None), "completions", None), "create", None)
 
-    async def acomplete(self, messages: Sequence[Message], *, tools: Any = None) -> ChatReply:
-        """:meth:`complete` for the loop's ``arun``: awaited on an async client, in a thread on a sync one."""
-        if not self._is_async():
-            return await asyncio.to_thread(self.complete, messages, tools=tools)
-        arguments = self.request(messages, tools)
-        sdk = _openai_sdk()
-        response, latency = await timed_acall(lambda: self.client.chat.completions.create(**arguments), sdk=sdk,
-                                              provider=PROVIDER)
-        return openai_reply(as_mapping(response), latency=latency)
+    def _sdk(self) -> Any:
+        return _openai_sdk()
+
+    def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
+        return openai_reply(answer, latency=latency)
 
 
 def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Any, Awaitable, Callable
+import asyncio
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from . import ClientError
+from . import ChatReply, ClientError, Message, as_mapping
 
 
 def is_async_method(method: Any) -> bool:
@@ -83,13 +84,47 @@ async def timed_acall(call: Callable[[], Awaitable[Any]], *, sdk: Any, provider:
     return result, time.perf_counter() - started
 
 
-def native_call_fields(call: Any) -> tuple[str, str, Any]:
-    """``(id, name, arguments)`` of a :class:`NativeCall`, or of a mapping with those keys (a call that went
-    through JSON, as an audit log writes it).
+class SDKChat:
+    """What the SDK clients share: ``complete`` on a sync SDK client, ``acomplete`` on either (a sync one in a
+    worker thread), every failure a :class:`ClientError`.  A client says how to build the request
+    (``request``), which SDK method sends it (``_create``), which SDK it is (``_sdk``) and how to read the
+    answer (``_reply``)."""
 
-    >>> native_call_fields({"id": "c1", "name": "f", "arguments": "{}"})
-    ('c1', 'f', '{}')
-    """
-    if isinstance(call, dict):
-        return str(call.get("id", "")), str(call.get("name", "")), call.get("arguments")
-    return str(call.id), str(call.name), call.arguments
+    provider = ""
+    #: the SDK's sync client class, named in the error that asks for one
+    sync_client = ""
+
+    def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _create(self) -> Any:
+        """The SDK method that sends a request (``None`` when the client has none)."""
+        raise NotImplementedError
+
+    def _sdk(self) -> Any:
+        raise NotImplementedError
+
+    def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
+        raise NotImplementedError
+
+    def _is_async(self) -> bool:
+        create = self._create()
+        return create is not None and is_async_method(create)
+
+    def complete(self, messages: Sequence[Message], *, tools: Any = None) -> ChatReply:
+        """The model's reply to ``messages`` (``tools``: a :class:`~toolform_rules.Toolset` for native calls)."""
+        if self._is_async():
+            raise ClientError(f"complete() needs a sync client ({self.sync_client}); with its async client use "
+                              "acomplete()", provider=self.provider)
+        arguments = self.request(messages, tools)
+        response, latency = timed_call(lambda: self._create()(**arguments), sdk=self._sdk(), provider=self.provider)
+        return self._reply(as_mapping(response), latency)
+
+    async def acomplete(self, messages: Sequence[Message], *, tools: Any = None) -> ChatReply:
+        """:meth:`complete` for the loop's ``arun``: awaited on an async client, in a thread on a sync one."""
+        if not self._is_async():
+            return await asyncio.to_thread(self.complete, messages, tools=tools)
+        arguments = self.request(messages, tools)
+        response, latency = await timed_acall(lambda: self._create()(**arguments), sdk=self._sdk(),
+                                              provider=self.provider)
+        return self._reply(as_mapping(response), latency)
