@@ -158,7 +158,8 @@ def normalise(text: str) -> NormalisedText:
     length = 0
     for start, end, ascii_run in _runs(text):
         run = text[start:end]
-        if ascii_run or (unicodedata.is_normalized("NFKC", run) and not _SPECIAL.search(run)):
+        if ascii_run or (unicodedata.is_normalized("NFKC", run) and not _SPECIAL.search(run)
+                         and not _COMBINING.search(unicodedata.normalize("NFD", run))):
             pieces.append(run)
             norm_starts.append(length)
             orig_starts.append(start)
