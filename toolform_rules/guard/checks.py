@@ -98,8 +98,10 @@ def hidden_carriers(context: ScanContext, compiled: CompiledRule) -> Iterator[Sp
     >>> from toolform_rules.guard import scan_text
     >>> [(f.start, f.end) for f in scan_text("Send\\u200b\\u200b it <!-- and more -->", tool="t", field="description")
     ...  if f.rule_id == "TS109"]
-    [(4, 6), (10, 28)]
+    [(4, 6), (10, 27)]
     """
+    if context.text.isascii() and "<!--" not in context.text:
+        return
     found = []
     for match in _re2(f"[{INVISIBLE_CLASS}]+").finditer(context.text):
         found.append((match.start(), match.end(), f"{match.end() - match.start()} invisible character(s)"))
@@ -141,6 +143,8 @@ def opaque_blob(context: ScanContext, compiled: CompiledRule) -> Iterator[Span]:
     ...  if f.rule_id == "TS108"]
     [('TS108', 600)]
     """
+    if len(context.text) < context.limits.opaque_blob:
+        return
     for count, match in enumerate(_re2(f"[A-Za-z0-9+/=_-]{{{context.limits.opaque_blob},}}").finditer(context.text)):
         if count >= context.limits.max_matches:
             break
@@ -186,6 +190,8 @@ def encoded_instructions(context: ScanContext, compiled: CompiledRule) -> Iterat
     candidates = (("hex", rf"(?:[0-9A-Fa-f]{{2}}){{{limits.min_blob // 2},}}"),
                   ("base64", rf"[A-Za-z0-9+/_-]{{{limits.min_blob},}}={{0,2}}"),
                   ("url", r"(?:[^\s%]{0,3}%[0-9A-Fa-f]{2}){6,}[^\s%]{0,3}"))
+    if not _re2(rf"[A-Za-z0-9+/_-]{{{limits.min_blob},}}|%[0-9A-Fa-f]{{2}}").search(context.text):
+        return  # (no candidate: the common case, one pass)
     decoded_count = 0
     flagged: list[tuple[int, int]] = []
     for kind, pattern in candidates:
@@ -208,6 +214,7 @@ def encoded_instructions(context: ScanContext, compiled: CompiledRule) -> Iterat
                 yield start, end, f"{kind} that decodes to text {', '.join(fired)} flags: {text[:80]!r}"
 
 
+@functools.cache
 def _names_pattern(names: tuple[str, ...]) -> Any:
     """One RE2 pattern matching any of ``names`` as a whole word (``_`` and ``-`` spelled either way)."""
     import re2
@@ -225,7 +232,8 @@ def mentions_a_catalogue_tool(context: ScanContext, compiled: CompiledRule) -> I
     ...                               catalogue_names=("notify", "send_email"))]
     ['TS103']
     """
-    names = _names_pattern(context.catalogue_names)
+    matched = [(start, end) for start, end, _ in context.matches(compiled)]
+    names = _names_pattern(context.catalogue_names) if matched else None
     if names is None:
         return
     mentioned = {context.sentence(*context.normalised.original_span(m.start(1), m.end(1)))
@@ -233,7 +241,7 @@ def mentions_a_catalogue_tool(context: ScanContext, compiled: CompiledRule) -> I
     if not mentioned:
         return
     seen = set()
-    for start, end, _ in context.matches(compiled):
+    for start, end in matched:
         sentence = context.sentence(start, end)
         if sentence in mentioned and sentence not in seen:
             seen.add(sentence)

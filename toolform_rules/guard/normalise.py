@@ -57,8 +57,8 @@ class NormalisedText:
     >>> n = normalise("Alw\\u0430ys ig\\u200bnore")
     >>> n.text, n.folded
     ('Always ignore', (3,))
-    >>> n.original_span(7, 13), n.original[8:15]
-    ((7, 15), 'ig\\u200bnore')
+    >>> n.original_span(7, 13), n.original[7:14]
+    ((7, 14), 'ig\\u200bnore')
     """
 
     original: str
@@ -156,6 +156,7 @@ def normalise(text: str) -> NormalisedText:
     identity: list[bool] = []
     folded: list[int] = []
     length = 0
+    became_of: dict[str, str] = {}  # (what each distinct character becomes, worked out once per call)
     for start, end, ascii_run in _runs(text):
         run = text[start:end]
         if ascii_run or (unicodedata.is_normalized("NFKC", run) and not _SPECIAL.search(run)
@@ -168,11 +169,14 @@ def normalise(text: str) -> NormalisedText:
             length += len(run)
             continue
         for offset, char in enumerate(run, start):
+            became: str | None
             if char in CONFUSABLES and _mixed_word(text, offset):
                 became = CONFUSABLES[char]
                 folded.append(offset)
             else:
-                became = _character(char)
+                became = became_of.get(char)
+                if became is None:
+                    became = became_of[char] = _character(char)
             if not became:
                 continue
             pieces.append(became)

@@ -85,7 +85,7 @@ class GuardRuleFile:
     rules: tuple[GuardRule, ...]
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # (compared and hashed by identity: plans are cached per rule tuple)
 class CompiledRule:
     """A rule with its patterns compiled by RE2 (one alternation: one pass over the text)."""
 

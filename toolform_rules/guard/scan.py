@@ -8,6 +8,7 @@ match``).  One finding per rule id and span: the most severe tier wins.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Iterator
 
@@ -92,12 +93,19 @@ def field_kind(field: str) -> str:
     return "name"
 
 
+@functools.cache
+def _boundaries() -> Any:
+    """Where a sentence ends.  Python ``re`` (RE2 has no look-ahead; and RE2's Python wrapper pays per match
+    to turn byte offsets into character offsets): one character and a one-character look-ahead, linear."""
+    import re
+
+    return re.compile(f"[.!?;](?=[\\s{INVISIBLE_CLASS}]|$)|[\u3002\uff01\uff1f\uff1b\n]")
+
+
 def _sentences(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Sentence spans of ``text`` (original offsets, white space trimmed): a terminator followed by white
     space, an invisible character or the end; a CJK full stop; a line break."""
-    from .checks import _re2
-
-    boundaries = _re2(f"([.!?;]+)(?:[\\s{INVISIBLE_CLASS}]|$)|([\u3002\uff01\uff1f\uff1b\n])")
+    boundaries = _boundaries()
     starts: list[int] = []
     ends: list[int] = []
 
@@ -112,11 +120,21 @@ def _sentences(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
     position = 0
     for match in boundaries.finditer(text):
-        end = match.end(1) if match.group(1) is not None else match.end(2)
+        end = match.end()
         add(position, end)
         position = end
     add(position, len(text))
     return tuple(starts), tuple(ends)
+
+
+@functools.cache
+def _plan(rules: tuple[CompiledRule, ...], kind: str, strictness: str) -> tuple[tuple[CompiledRule, ...], Any]:
+    """The rules that read ``kind`` at ``strictness``, and one pattern matching wherever any pattern rule may."""
+    from .rules import compile_patterns
+
+    applicable = tuple(entry for entry in rules if kind in entry.rule.fields and entry.rule.applies_at(strictness))
+    patterns = tuple(pattern for entry in applicable if not entry.rule.check for pattern in entry.rule.patterns)
+    return applicable, compile_patterns(patterns)
 
 
 def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: tuple[str, ...],
@@ -128,8 +146,9 @@ def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: 
     if kind == "name":
         normalised = attrs.evolve(normalised, original=text)
     starts, ends = _sentences(text)
-    applicable = tuple(entry for entry in rules
-                       if kind in entry.rule.fields and entry.rule.applies_at(strictness))
+    applicable, any_pattern = _plan(rules, kind, strictness)
+    # one pass to see whether any pattern rule can fire: most fields of most tools match none
+    patterns_may_fire = any_pattern is not None and any_pattern.search(normalised.text) is not None
 
     def rescan(decoded: str) -> tuple[str, ...]:
         found = _run_rules(decoded, tool=tool, field=field, kind=kind, catalogue_names=catalogue_names,
@@ -145,8 +164,10 @@ def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: 
             if not checks:
                 continue
             spans: Iterator[tuple[int, int, str]] = CHECKS[rule.check](context, entry)
-        else:
+        elif patterns_may_fire:
             spans = ((start, end, "") for start, end, _ in context.matches(entry))
+        else:
+            continue
         for count, (start, end, detail) in enumerate(spans):
             if count >= limits.max_matches:
                 break
