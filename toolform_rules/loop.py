@@ -150,15 +150,17 @@ class CallLoop:
     ``decisions``: a :class:`~toolform_rules.policy.records.DecisionLog` that gets one
     record per call with its outcome.  ``system``: text put before the tools in the first
     message.  ``guard``: a strictness (``lenient``, ``standard``, ``strict``): the guard scans
-    the tools first and strips what it flags from what the model sees (the report is
-    ``guard_report``; the executors are the tools' own).
+    the tools first and cleans what the model sees with ``guard_action`` (by default the
+    flagged descriptions are dropped whole: a description that hides one order may hide
+    another the rules missed; ``strip`` takes out only the flagged text, ``quarantine`` the
+    flagged tools).  The report is ``guard_report``; the executors are the tools' own.
     """
 
     def __init__(self, client: ChatClient, tools: Any, *, protocol: str = "json_object", native: bool = False,
                  rule: str = "main", executors: Mapping[str, Callable[..., Any]] | None = None, max_steps: int = 8,
                  on_invalid: str = "feedback", policy: Any = None, decisions: Any = None, profile: str = "sdk",
                  rules: RuleSet | None = None, system: str = "", guard: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 guard_action: str = "drop_descriptions", limits: Limits = DEFAULT_LIMITS) -> None:
         from .protocols import get_protocol
 
         if on_invalid not in ON_INVALID:
@@ -180,7 +182,7 @@ class CallLoop:
             from .guard import clean_toolset, scan_toolset
 
             self.guard_report = scan_toolset(self.tools, strictness=guard)
-            self.tools, _ = clean_toolset(self.guard_report, self.tools, action="strip")
+            self.tools, _ = clean_toolset(self.guard_report, self.tools, action=guard_action)
         self.decisions = decisions
         self.policy = policy if policy is not None else getattr(decisions, "policy", None)
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 from .checks import CHECKS, GuardLimits
 from .clean import ACTIONS, clean_toolset
 from .rules import STRICTNESS, GuardRule, builtin_guard_rules, read_guard_rules
+from .pin import ChangedTool, LockError, PinReport, pin_toolset, read_lock, verify_toolset
 from .scan import GuardFinding, GuardReport, scan_text, scan_tool, scan_toolset
 
-__all__ = ["ACTIONS", "CHECKS", "STRICTNESS", "GuardFinding", "GuardLimits", "GuardReport", "GuardRule",
+__all__ = ["ChangedTool", "LockError", "PinReport", "pin_toolset", "read_lock", "verify_toolset",
+           "ACTIONS", "CHECKS", "STRICTNESS", "GuardFinding", "GuardLimits", "GuardReport", "GuardRule",
            "builtin_guard_rules", "clean_toolset", "read_guard_rules", "scan_text", "scan_tool", "scan_toolset"]

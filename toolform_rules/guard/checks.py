@@ -15,12 +15,14 @@ import bisect
 import functools
 import urllib.parse
 from types import MappingProxyType
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import attrs
 
 from .normalise import INVISIBLE_CLASS, NormalisedText
-from .rules import CompiledRule
+
+if TYPE_CHECKING:  # (only named in annotations: rules.py reads CHECKS to check a rule file's names)
+    from .rules import CompiledRule
 
 Span = tuple[int, int, str]
 
