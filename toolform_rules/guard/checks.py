@@ -51,8 +51,9 @@ class ScanContext:
 
     text: str
     normalised: NormalisedText
-    sentence_starts: tuple[int, ...]
-    sentence_ends: tuple[int, ...]
+    #: the sentences' starts and ends (original offsets), worked out when a rule first needs them (most
+    #: fields of most tools fire nothing)
+    sentences: Callable[[], tuple[tuple[int, ...], tuple[int, ...]]]
     tool: str
     field: str
     kind: str
@@ -65,7 +66,7 @@ class ScanContext:
 
     def sentence(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the sentences holding ``[start, end)``."""
-        starts, ends = self.sentence_starts, self.sentence_ends
+        starts, ends = self.sentences()
         if not starts:
             return start, end
         first = max(bisect.bisect_right(starts, start) - 1, 0)

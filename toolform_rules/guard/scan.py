@@ -145,7 +145,7 @@ def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: 
     normalised = normalise(matched)
     if kind == "name":
         normalised = attrs.evolve(normalised, original=text)
-    starts, ends = _sentences(text)
+    sentences = functools.cache(functools.partial(_sentences, text))
     applicable, any_pattern = _plan(rules, kind, strictness)
     # one pass to see whether any pattern rule can fire: most fields of most tools match none
     patterns_may_fire = any_pattern is not None and any_pattern.search(normalised.text) is not None
@@ -155,7 +155,7 @@ def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: 
                            param_names=param_names, strictness=strictness, rules=rules, limits=limits, checks=False)
         return tuple(sorted({finding.rule_id for finding in found if finding.severity != "low"}))
 
-    context = ScanContext(text, normalised, starts, ends, tool, field, kind, tuple(catalogue_names),
+    context = ScanContext(text, normalised, sentences, tool, field, kind, tuple(catalogue_names),
                           tuple(param_names), strictness, limits, rescan)
     best: dict[tuple[str, int, int], tuple[CompiledRule, str]] = {}
     for entry in applicable:
