@@ -97,3 +97,24 @@ def test_the_call_loop_cleans_the_tools_before_the_model_sees_them() -> None:
     assert "send_email" not in system and "IMPORTANT" not in system
     assert "legal_draft_v3" in system and '"add"' in system  # the tool stays, without the hidden orders
     assert tools.get("add").description == SHADOWING["description"]  # the caller's toolset is untouched
+
+
+@pytest.mark.parametrize("strictness", ["lenient", "standard", "strict"])
+def test_scanning_a_tools_fields_together_finds_what_scanning_each_alone_does(strictness: str) -> None:
+    """scan_tool searches all of a tool's fields of a kind at once to see which need their rules: the findings
+    are those of scan_text on each field alone, on every tool of the guard corpus, poisoned and benign, each
+    also with the whole catalogue around it."""
+    from toolform_rules.guard import scan_text, scan_tool
+    from toolform_rules.guard.scan import tool_fields
+
+    records = [json.loads(line) for name in ("poisoned.jsonl", "benign.jsonl")
+               for line in (POISONED.parent / name).read_text(encoding="utf-8").splitlines()]
+    tools = [load_tools([dict(r["tool"], name=r["tool"].get("name") or r["id"])]).tools[0] for r in records]
+    catalogue = tuple(tool.name for tool in tools)
+    for tool in tools:
+        params = tuple(p.name for p in tool.parameters.properties)
+        for names in ((tool.name,), catalogue):
+            alone = [f for field, text in tool_fields(tool)
+                     for f in scan_text(text, tool=tool.name, field=field, catalogue_names=names, param_names=params,
+                                        strictness=strictness)]
+            assert scan_tool(tool, catalogue_names=names, strictness=strictness) == alone, tool.name

@@ -193,6 +193,8 @@ def encoded_instructions(context: ScanContext, compiled: CompiledRule) -> Iterat
     candidates = (("hex", rf"(?:[0-9A-Fa-f]{{2}}){{{limits.min_blob // 2},}}"),
                   ("base64", rf"[A-Za-z0-9+/_-]{{{limits.min_blob},}}={{0,2}}"),
                   ("url", r"(?:[^\s%]{0,3}%[0-9A-Fa-f]{2}){6,}[^\s%]{0,3}"))
+    if len(context.text) < limits.min_blob and "%" not in context.text:
+        return  # (too short to hold a blob, no escape: most names and enum values)
     if not _re2(rf"[A-Za-z0-9+/_-]{{{limits.min_blob},}}|%[0-9A-Fa-f]{{2}}").search(context.text):
         return  # (no candidate: the common case, one pass)
     decoded_count = 0
@@ -298,3 +300,7 @@ CHECKS: MappingProxyType[str, Callable[[ScanContext, CompiledRule], Iterator[Spa
     "names_a_parameter": names_a_parameter,
     "names_an_unknown_identifier": names_an_unknown_identifier,
 })
+
+#: the checks that read only their rule's pattern matches (a field where the pattern matches nothing gives
+#: them nothing to read: the scanner skips them there)
+PATTERN_CHECKS = frozenset({"mentions_a_catalogue_tool", "names_a_parameter", "names_an_unknown_identifier"})

@@ -8,15 +8,17 @@ match``).  One finding per rule id and span: the most severe tier wins.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import json
 from typing import Any, Iterator
 
 import attrs
 
 from ..schema.ir import ABSENT, Schema, Tool
-from .checks import CHECKS, GuardLimits, ScanContext
-from .normalise import INVISIBLE_CLASS, normalise
+from .checks import CHECKS, PATTERN_CHECKS, GuardLimits, ScanContext
+from .normalise import INVISIBLE_CLASS, NormalisedText, normalise
 from .rules import SEVERITIES, STRICTNESS, CompiledRule, builtin_guard_rules
 
 
@@ -128,27 +130,57 @@ def _sentences(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 @functools.cache
-def _plan(rules: tuple[CompiledRule, ...], kind: str, strictness: str) -> tuple[tuple[CompiledRule, ...], Any]:
-    """The rules that read ``kind`` at ``strictness``, and one pattern matching wherever any pattern rule may."""
+def _plan(rules: tuple[CompiledRule, ...], kind: str, strictness: str) -> tuple[tuple[CompiledRule, ...], Any, Any]:
+    """The rules that read ``kind`` at ``strictness``; one pattern matching wherever any pattern rule may
+    fire; one matching wherever a check that reads its own rule's pattern matches has any to read."""
     from .rules import compile_patterns
 
     applicable = tuple(entry for entry in rules if kind in entry.rule.fields and entry.rule.applies_at(strictness))
     patterns = tuple(pattern for entry in applicable if not entry.rule.check for pattern in entry.rule.patterns)
-    return applicable, compile_patterns(patterns)
+    checked = tuple(pattern for entry in applicable if entry.rule.check in PATTERN_CHECKS
+                    for pattern in entry.rule.patterns)
+    return applicable, compile_patterns(patterns), compile_patterns(checked)
+
+
+def _lazy(compute: Any, text: str) -> Any:
+    """``compute(text)`` when first asked for, then kept (cheaper to make than ``functools.cache``, made once
+    per field)."""
+    held: list[Any] = []
+
+    def value() -> Any:
+        if not held:
+            held.append(compute(text))
+        return held[0]
+
+    return value
+
+
+def _normalised(text: str, kind: str) -> NormalisedText:
+    """``text`` as the rules read it (a name with ``_ - .`` read as spaces: one character for one, so the
+    offsets stay)."""
+    if kind != "name":
+        return normalise(text)
+    return attrs.evolve(normalise(text.translate(_NAME_SEPARATORS)), original=text)
+
+
+_NAME_SEPARATORS = str.maketrans("_-.", "   ")
 
 
 def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: tuple[str, ...],
                param_names: tuple[str, ...], strictness: str, rules: tuple[CompiledRule, ...],
-               limits: GuardLimits, checks: bool) -> list[GuardFinding]:
-    # names read with _ - . as spaces (one character for one: the offsets stay)
-    matched = text.translate(str.maketrans("_-.", "   ")) if kind == "name" else text
-    normalised = normalise(matched)
-    if kind == "name":
-        normalised = attrs.evolve(normalised, original=text)
-    sentences = functools.cache(functools.partial(_sentences, text))
-    applicable, any_pattern = _plan(rules, kind, strictness)
+               limits: GuardLimits, checks: bool, normalised: NormalisedText | None = None,
+               may_fire: tuple[bool, bool] | None = None) -> list[GuardFinding]:
+    """``normalised`` and ``may_fire`` (whether a pattern rule may fire; whether a check that reads its
+    rule's pattern matches has any), when the caller worked them out already (:func:`scan_tool`: one search
+    for all of a tool's fields of a kind)."""
+    normalised = _normalised(text, kind) if normalised is None else normalised
+    sentences = _lazy(_sentences, text)
+    applicable, any_pattern, any_checked = _plan(rules, kind, strictness)
     # one pass to see whether any pattern rule can fire: most fields of most tools match none
-    patterns_may_fire = any_pattern is not None and any_pattern.search(normalised.text) is not None
+    if may_fire is None:
+        may_fire = (any_pattern is not None and any_pattern.search(normalised.text) is not None,
+                    any_checked is not None and any_checked.search(normalised.text) is not None)
+    patterns_may_fire, checks_may_read = may_fire
 
     def rescan(decoded: str) -> tuple[str, ...]:
         found = _run_rules(decoded, tool=tool, field=field, kind=kind, catalogue_names=catalogue_names,
@@ -161,7 +193,7 @@ def _run_rules(text: str, *, tool: str, field: str, kind: str, catalogue_names: 
     for entry in applicable:
         rule = entry.rule
         if rule.check:
-            if not checks:
+            if not checks or rule.check in PATTERN_CHECKS and not checks_may_read:
                 continue
             spans: Iterator[tuple[int, int, str]] = CHECKS[rule.check](context, entry)
         elif patterns_may_fire:
@@ -276,15 +308,51 @@ def scan_tool(tool: Tool, *, catalogue_names: Any = (), strictness: str = "stand
     >>> [(f.rule_id, f.field) for f in scan_tool(tool)]
     [('TS109', 'parameters.properties.note.description')]
     """
+    if strictness not in STRICTNESS:
+        raise ValueError(f"strictness is one of {', '.join(STRICTNESS)}, not {strictness!r}")
+    rules = builtin_guard_rules() if rules is None else rules
     found: list[GuardFinding] = []
     params = _param_names(tool)
     names = tuple(catalogue_names) or (tool.name,)
-    for count, (field, text) in enumerate(tool_fields(tool)):
-        if count >= limits.max_fields:
-            break
-        found.extend(scan_text(text, tool=tool.name, field=field, catalogue_names=names, param_names=params,
-                               strictness=strictness, rules=rules, limits=limits))
+    fields = [(field, text, kind, _normalised(text, kind))
+              for field, text in itertools.islice(tool_fields(tool), limits.max_fields)
+              for kind in (field_kind(field),)]
+    for (field, text, kind, normalised), may_fire in zip(fields, _may_fire(fields, rules, strictness)):
+        found.extend(_run_rules(text, tool=tool.name, field=field, kind=kind, catalogue_names=names,
+                                param_names=params, strictness=strictness, rules=rules, limits=limits, checks=True,
+                                normalised=normalised, may_fire=may_fire))
     return found
+
+
+def _may_fire(fields: list[tuple[str, str, str, NormalisedText]], rules: tuple[CompiledRule, ...],
+              strictness: str) -> list[tuple[bool, bool]]:
+    """For each field, whether a pattern rule may fire on it and whether a pattern-reading check has matches
+    to read: one search per kind (and pattern) over all of a tool's fields of that kind, joined by blank
+    lines.  A match in a field alone is a match in the joined text, or lies in one that overlaps it (no guard
+    pattern is anchored); a match that spans two fields marks both, which only costs their rules a look."""
+    fire = [[False, False] for _ in fields]
+    by_kind: dict[str, list[int]] = {}
+    for index, (_, _, kind, _) in enumerate(fields):
+        by_kind.setdefault(kind, []).append(index)
+    for kind, indexes in by_kind.items():
+        _, any_pattern, any_checked = _plan(rules, kind, strictness)
+        starts, position = [], 0
+        for index in indexes:
+            starts.append(position)
+            position += len(fields[index][3].text) + len(_JOINER)
+        joined = _JOINER.join(fields[index][3].text for index in indexes)
+        for flag, pattern in enumerate((any_pattern, any_checked)):
+            if pattern is None:
+                continue
+            for match in pattern.finditer(joined):
+                first = bisect.bisect_right(starts, match.start()) - 1
+                last = bisect.bisect_right(starts, max(match.end() - 1, match.start())) - 1
+                for place in range(max(first, 0), last + 1):
+                    fire[indexes[place]][flag] = True
+    return [(pattern, checked) for pattern, checked in fire]
+
+
+_JOINER = "\n\n"
 
 
 def as_toolset(tools: Any) -> Any:
