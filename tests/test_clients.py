@@ -355,10 +355,13 @@ def test_anthropic_async_client_serves_acomplete():
 
 
 def test_anthropic_async_timeout_and_sync_client_acomplete():
-    with serve([Delay(SHORT_TIMEOUT * 5), AnthropicReply((text_block("from a thread"),))]) as server:
+    # two servers, not one script of two steps: on a loaded machine the timed-out request may never reach the
+    # server, and the second would then be answered with the first's delay
+    with serve([Delay(SHORT_TIMEOUT * 5, AnthropicReply((text_block("too late"),)))]) as server:
         with pytest.raises(ClientError, match="timed out"):
             asyncio.run(anthropic_chat(server.base_url, timeout=SHORT_TIMEOUT, asynchronous=True)
                         .acomplete(QUESTION))
+    with serve([AnthropicReply((text_block("from a thread"),))]) as server:
         reply = asyncio.run(anthropic_chat(server.base_url).acomplete(QUESTION))
     assert reply.text == "from a thread"
 
