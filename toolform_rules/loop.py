@@ -49,7 +49,7 @@ import attrs
 from .clients import ChatClient, ChatReply, Message, NativeCall, native_call_fields
 from .engine.rules import RuleSet
 from .limits import DEFAULT_LIMITS, Limits
-from .native_calls import parse_native
+from .native_calls import grade_native, native_reply
 from .replies import ParsedCall, ParsedReply, parse_reply
 from .schema.ir import Schema, Tool
 from .schema.loaders import load_tools
@@ -270,11 +270,10 @@ class _Session:
         """The calls of ``reply`` to answer, or how the run ends with it."""
         loop = self.loop
         try:
-            parsed = self._parse(reply)
+            parsed, found, ids = self._parse(reply)
         except Exception as err:  # noqa: BLE001  (a reply no reader can take: described, not raised)
             return self.failed(err)
         self.reply, self.parsed = reply, parsed
-        found, ids = self._found(reply, parsed)
         if not found:
             self._step(())
             return self.result("no_call", final_text=parsed.content or reply.text)
@@ -315,30 +314,20 @@ class _Session:
 
     # --- one reply ------------------------------------------------------------------------------------
 
-    def _parse(self, reply: ChatReply) -> ParsedReply:
+    def _parse(self, reply: ChatReply) -> tuple[ParsedReply, list[ParsedCall], list[str]]:
+        """The reply read, and the calls to answer with their provider ids: natively, in the provider's order,
+        each with its id; a text reply's accepted calls first, then its rejected ones, with no ids."""
         loop = self.loop
         if loop.native:
-            return parse_native(reply.tool_calls, loop.tools, text=reply.text, rule=loop.rule, profile=loop.profile,
-                                rules=loop.rules, policy=loop.policy, limits=loop.limits)
+            graded, notes = grade_native(reply.tool_calls, loop.tools, rule=loop.rule, profile=loop.profile,
+                                         rules=loop.rules, policy=loop.policy, limits=loop.limits)
+            ids = [native_call_fields(native)[0] for native in reply.tool_calls]
+            return native_reply(graded, notes, rule=loop.rule, text=reply.text), graded, ids
         assert loop.protocol is not None
-        return parse_reply(reply.text, loop.tools, loop.protocol.info.id, rule=loop.rule, profile=loop.profile,
-                           rules=loop.rules, policy=loop.policy, limits=loop.limits)
-
-    def _found(self, reply: ChatReply, parsed: ParsedReply) -> tuple[list[ParsedCall], list[str]]:
-        """The calls to answer and their provider ids.  Natively, in the provider's order, each with its id (each
-        call read on its own: a reply's accepted and rejected calls are apart); a text reply's accepted calls
-        first, then its rejected ones, with no ids."""
-        loop = self.loop
-        if not loop.native:
-            return list(parsed.calls) + list(parsed.rejected), [""] * (len(parsed.calls) + len(parsed.rejected))
-        found: list[ParsedCall] = []
-        ids: list[str] = []
-        for native in reply.tool_calls:
-            one = parse_native([native], loop.tools, rule=loop.rule, profile=loop.profile, rules=loop.rules,
-                               policy=loop.policy, limits=loop.limits)
-            found.extend(one.calls + one.rejected)
-            ids.append(native_call_fields(native)[0])
-        return found, ids
+        parsed = parse_reply(reply.text, loop.tools, loop.protocol.info.id, rule=loop.rule, profile=loop.profile,
+                             rules=loop.rules, policy=loop.policy, limits=loop.limits)
+        found = list(parsed.calls) + list(parsed.rejected)
+        return parsed, found, [""] * len(found)
 
     def _pending(self, call: ParsedCall, call_id: str) -> _Pending:
         loop = self.loop

@@ -23,6 +23,8 @@ from .schema.toolset import Toolset
 
 #: the ``protocol_id`` of a ParsedReply read from structured calls
 NATIVE_PROTOCOL = "native_tool_calls"
+#: the reason of a call whose arguments are not a JSON object
+UNREADABLE = "the arguments are not a JSON object"
 
 
 def parse_native(tool_calls: Iterable[Any], tools: Any, *, text: str = "", rule: str = "main",
@@ -42,12 +44,20 @@ def parse_native(tool_calls: Iterable[Any], tools: Any, *, text: str = "", rule:
     >>> reply.rejected[0].reason, reply.note
     ('the arguments are not a JSON object', "call 2 ('legal_draft_v3'): the arguments are not valid JSON: Expecting value at line 1, column 11")
     """
+    toolset = tools if isinstance(tools, Toolset) else load_tools(tools, limits=limits)
+    graded, notes = grade_native(tool_calls, toolset, rule=rule, validate=validate, profile=profile, rules=rules,
+                                 policy=policy, limits=limits)
+    return native_reply(graded, notes, rule=rule, text=text)
+
+
+def grade_native(tool_calls: Iterable[Any], toolset: Toolset, *, rule: str = "main", validate: bool = True,
+                 profile: str = "sdk", rules: RuleSet | None = None, policy: Any = None,
+                 limits: Limits = DEFAULT_LIMITS) -> tuple[list[ParsedCall], list[str]]:
+    """Each structured call graded, in the provider's order (accepted or not), and the notes: what
+    :func:`parse_native` sorts into a reply, for a caller that answers each call by its id."""
     if rule not in RULES:
         raise ValueError(f"unknown grading rule {rule!r}; use one of {', '.join(RULES)}")
-    toolset = tools if isinstance(tools, Toolset) else load_tools(tools, limits=limits)
-    calls: list[ParsedCall] = []
-    rejected: list[ParsedCall] = []
-    hallucinated: list[str] = []
+    graded: list[ParsedCall] = []
     notes: list[str] = []
     for number, item in enumerate(tool_calls, 1):
         _, name, arguments = native_call_fields(item)
@@ -55,18 +65,23 @@ def parse_native(tool_calls: Iterable[Any], tools: Any, *, text: str = "", rule:
         if problem:
             notes.append(f"call {number} ({name!r}): {problem}")
             tool = toolset.get(name)
-            rejected.append(ParsedCall(name, {}, tool.name if tool is not None else None, False, accepted=False,
-                                       reason="the arguments are not a JSON object"))
+            graded.append(ParsedCall(name, {}, tool.name if tool is not None else None, False, accepted=False,
+                                     reason=UNREADABLE))
             continue
-        graded = _grade(RawCall(name, arguments, None), toolset, rule=rule, text_values=False, lenient="",
-                        validate=validate, profile=profile, rules=rules, limits=limits, policy=policy)
-        if graded.resolved_name is None:
-            hallucinated.append(name)
-        (calls if graded.accepted else rejected).append(graded)
-    found = bool(calls or rejected)
-    return ParsedReply(NATIVE_PROTOCOL, rule, tuple(calls), tuple(rejected), found, found,
-                       NATIVE_PROTOCOL if found else "", True, False, tuple(hallucinated), False, "; ".join(notes),
-                       (text or "").strip())
+        graded.append(_grade(RawCall(name, arguments, None), toolset, rule=rule, text_values=False, lenient="",
+                             validate=validate, profile=profile, rules=rules, limits=limits, policy=policy))
+    return graded, notes
+
+
+def native_reply(graded: list[ParsedCall], notes: list[str], *, rule: str = "main", text: str = "") -> ParsedReply:
+    """The :class:`ParsedReply` of graded structured calls (:func:`grade_native`) and the reply's ``text``."""
+    calls = tuple(call for call in graded if call.accepted)
+    rejected = tuple(call for call in graded if not call.accepted)
+    # (a call whose arguments could not be read was not graded: its name is not counted as made up)
+    hallucinated = tuple(call.name for call in graded if call.resolved_name is None and call.reason != UNREADABLE)
+    found = bool(graded)
+    return ParsedReply(NATIVE_PROTOCOL, rule, calls, rejected, found, found, NATIVE_PROTOCOL if found else "", True,
+                       False, hallucinated, False, "; ".join(notes), (text or "").strip())
 
 
 def _arguments(arguments: Any, limits: Limits) -> tuple[dict[str, Any], str]:
@@ -87,4 +102,4 @@ def _arguments(arguments: Any, limits: Limits) -> tuple[dict[str, Any], str]:
     return arguments, ""
 
 
-__all__ = ["NATIVE_PROTOCOL", "parse_native"]
+__all__ = ["NATIVE_PROTOCOL", "grade_native", "native_reply", "parse_native"]

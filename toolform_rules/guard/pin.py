@@ -27,7 +27,7 @@ import attrs
 from ..errors import LocatedError
 from ..schema.export import tool_to_json
 from ..schema.ir import Tool
-from ..schema.loaders import load_tools
+from ..schema.loaders import _json_type as json_type_name, load_tools
 from ..schema.toolset import Toolset
 
 #: the lock format's version; a lock of another version is refused, never half-read
@@ -255,19 +255,11 @@ def _parse_lock(text: str, source: str) -> Any:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
+    """What ``value`` is, in JSON's words with an article ("a string", "an object"), for an error message."""
+    kind = json_type_name(list(value) if isinstance(value, tuple) else value)
+    if kind not in ("boolean", "number", "string", "array", "object"):
+        return kind
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _check_keys(doc: Mapping[str, Any], expected: tuple[str, ...], where: str, source: str) -> None:

@@ -14,23 +14,16 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable, Mapping
 
-from .ir import ABSENT, Schema, Tool
+from .ir import ABSENT, COUNT_KEYWORDS, LIST_KEYWORDS, NUMBER_KEYWORDS, SUBSCHEMA_KEYWORDS, Schema, Tool
 
 #: the tool shapes :func:`tool_to_json` writes
 SHAPES = ("openai", "anthropic", "mcp")
 
-# IR attribute → JSON Schema keyword, for the keywords whose value is written as it is (copied)
+# IR attribute → JSON Schema keyword: the IR's keyword tables turned round (what the loader reads, this writes)
 _PLAIN = (("title", "title"), ("description", "description"), ("format", "format"), ("pattern", "pattern"),
-          ("minimum", "minimum"), ("maximum", "maximum"), ("exclusive_minimum", "exclusiveMinimum"),
-          ("exclusive_maximum", "exclusiveMaximum"), ("multiple_of", "multipleOf"), ("min_length", "minLength"),
-          ("max_length", "maxLength"), ("min_items", "minItems"), ("max_items", "maxItems"),
-          ("min_contains", "minContains"), ("max_contains", "maxContains"), ("min_properties", "minProperties"),
-          ("max_properties", "maxProperties"))
-# IR attribute → keyword, for the keywords whose value is one schema
-_ONE = (("items", "items"), ("contains", "contains"), ("property_names", "propertyNames"), ("not_", "not"),
-        ("if_", "if"), ("then_", "then"), ("else_", "else"))
-# IR attribute → keyword, for the keywords whose value is a list of schemas
-_MANY = (("prefix_items", "prefixItems"), ("any_of", "anyOf"), ("one_of", "oneOf"), ("all_of", "allOf"))
+          *((attribute, keyword) for keyword, attribute in {**NUMBER_KEYWORDS, **COUNT_KEYWORDS}.items()))
+_ONE = (("items", "items"), *((attribute, keyword) for keyword, attribute in SUBSCHEMA_KEYWORDS.items()))
+_MANY = tuple((attribute, keyword) for keyword, attribute in LIST_KEYWORDS.items())
 
 
 def schema_to_json(schema: Schema, definitions: Mapping[str, Schema] | None = None) -> Any:

@@ -19,6 +19,23 @@ from .names import canonical_name
 
 JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 
+# JSON Schema keyword → the Schema attribute that holds it (what the loader reads and the export writes):
+# numbers, counts, one schema, a list of schemas
+NUMBER_KEYWORDS = {
+    "minimum": "minimum", "maximum": "maximum", "exclusiveMinimum": "exclusive_minimum",
+    "exclusiveMaximum": "exclusive_maximum", "multipleOf": "multiple_of",
+}
+COUNT_KEYWORDS = {
+    "minLength": "min_length", "maxLength": "max_length", "minItems": "min_items", "maxItems": "max_items",
+    "minProperties": "min_properties", "maxProperties": "max_properties",
+    "minContains": "min_contains", "maxContains": "max_contains",
+}
+SUBSCHEMA_KEYWORDS = {
+    "not": "not_", "if": "if_", "then": "then_", "else": "else_", "propertyNames": "property_names",
+    "contains": "contains",
+}
+LIST_KEYWORDS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of", "prefixItems": "prefix_items"}
+
 # ``absent`` marks a keyword that is not present (``None`` is a legal ``const``/``default``).
 _ABSENT_REPR = "<absent>"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import LoaderError
-from .ir import JSON_TYPES, Property, Schema, Tool
+from .ir import COUNT_KEYWORDS, JSON_TYPES, LIST_KEYWORDS, NUMBER_KEYWORDS, SUBSCHEMA_KEYWORDS, Property, Schema, Tool
 from ..limits import DEFAULT_LIMITS, Limits
 from .toolset import Toolset
 
@@ -41,20 +41,6 @@ SOURCE_LANGUAGE_TYPES = frozenset({
     "Float", "HashMap", "Map", "ArrayList", "List", "Array", "Set", "Object", "str", "bool", "list",
 })
 
-_NUMBER_KEYWORDS = {
-    "minimum": "minimum", "maximum": "maximum", "exclusiveMinimum": "exclusive_minimum",
-    "exclusiveMaximum": "exclusive_maximum", "multipleOf": "multiple_of",
-}
-_COUNT_KEYWORDS = {
-    "minLength": "min_length", "maxLength": "max_length", "minItems": "min_items", "maxItems": "max_items",
-    "minProperties": "min_properties", "maxProperties": "max_properties",
-    "minContains": "min_contains", "maxContains": "max_contains",
-}
-_SUBSCHEMA_KEYWORDS = {
-    "not": "not_", "if": "if_", "then": "then_", "else": "else_", "propertyNames": "property_names",
-    "contains": "contains",
-}
-_LIST_KEYWORDS = {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of", "prefixItems": "prefix_items"}
 
 
 class _Reader:
@@ -96,7 +82,7 @@ class _Reader:
             fields["pattern"] = raw["pattern"]
         if "default" in raw:  # data, copied: the IR never shares a mutable value with the input
             fields["default"] = copy.deepcopy(raw["default"])
-        for key, attr in _NUMBER_KEYWORDS.items():
+        for key, attr in NUMBER_KEYWORDS.items():
             if key in raw and raw[key] is not None:
                 value = raw[key]
                 if (isinstance(value, bool) or not isinstance(value, (int, float))
@@ -105,7 +91,7 @@ class _Reader:
                 if key == "multipleOf" and value <= 0:
                     raise self.fail("multipleOf must be greater than 0", f"{path}.{key}")
                 fields[attr] = value
-        for key, attr in _COUNT_KEYWORDS.items():
+        for key, attr in COUNT_KEYWORDS.items():
             if key in raw and raw[key] is not None:
                 value = raw[key]
                 if isinstance(value, float) and value.is_integer():
@@ -125,10 +111,10 @@ class _Reader:
             fields["const"] = copy.deepcopy(raw["const"])
         self._object_keywords(raw, pointer, path, depth, fields)
         self._array_keywords(raw, pointer, path, depth, fields)
-        for key, attr in _SUBSCHEMA_KEYWORDS.items():
+        for key, attr in SUBSCHEMA_KEYWORDS.items():
             if key in raw:
                 fields[attr] = self.read(raw[key], f"{pointer}/{key}", f"{path}.{key}", depth + 1)
-        for key, attr in _LIST_KEYWORDS.items():
+        for key, attr in LIST_KEYWORDS.items():
             if key in raw and key != "prefixItems":
                 items = raw[key]
                 if not isinstance(items, list):
