@@ -1,5 +1,5 @@
-"""The command line: ``toolform-rules validate | parse | check | test | explain | call | guard | pin | verify | tools |
-protocols | demo | rules``.
+"""The command line: ``toolform-rules validate | parse | grade | replay | check | test | explain | call | guard | pin |
+verify | tools | protocols | demo | rules``.
 
 ``validate`` checks calls against a toolset and exits 0 (all valid), 1 (any invalid) or
 2 (a usage or input error, reported on one line of stderr); ``parse`` reads a model's
@@ -8,7 +8,8 @@ reply in one answer protocol and grades its calls (the same exit codes); both ta
 policies' tests with coverage, ``explain`` shows every constraint of a policy on one call.
 ``call`` runs the call loop against a server; ``guard`` scans tools for hidden instructions (``--sarif``
 for code scanning), ``pin``/``verify`` lock tools against later changes; ``tools`` prints a toolset
-converted to OpenAI, Anthropic or MCP JSON.
+converted to OpenAI, Anthropic or MCP JSON.  ``grade`` grades a file of replies and ``replay`` replays
+recorded calls under a new policy, in parallel (:mod:`toolform_rules.batch`).
 ``protocols`` lists the answer protocols with an example each; ``demo`` runs the bundled
 sample; ``rules`` lists a profile's rules, or writes the rule reference as Markdown
 (``docs/rules.md`` is this output).
@@ -754,6 +755,16 @@ def _tools_arguments(command: argparse.ArgumentParser, default: str) -> None:
     command.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
 
 
+def _batch_common(command: argparse.ArgumentParser) -> None:
+    """``--tools``, ``--kind``, ``--profile`` and ``--rules`` of ``grade`` and ``replay``."""
+    _tools_arguments(command, '(default: each record\'s own "tools")')
+    command.add_argument("--profile", default="sdk",
+                         help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
+    command.add_argument("--rules", metavar="FILE", action="append", default=[],
+                         help="also read these rule files (or folders of them), whose profiles may extend "
+                              "the built-in ones (repeatable)")
+
+
 def cmd_call(args: argparse.Namespace) -> int:
     from .loop import CallLoop
 
@@ -1011,6 +1022,10 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
     tools.add_argument("--to", choices=SHAPES, default="openai", help="the shape to write (default: openai)")
     tools.set_defaults(run=cmd_tools)
+
+    from .batch.commands import add_commands
+
+    add_commands(commands, _batch_common)
 
     rules = commands.add_parser("rules", help="list a profile's rules",
                                 description="List the rules of a profile, in the order they run.")

@@ -104,6 +104,10 @@ class UnknownProfileError(ToolformRulesError):
     """A validation profile name that no rule file declares."""
 
 
+class BatchError(ToolformRulesError):
+    """A batch (``grade``, ``replay``) that cannot start or go on: a flag, an input, a worker or a cluster."""
+
+
 class CallError(ToolformRulesError):
     """A call given to the API that is not a call at all (neither a ToolCall nor a mapping with a name)."""
 
