@@ -79,7 +79,7 @@ def main() -> None:
     from distributed import LocalCluster
 
     rows = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         runs = {
             "local, 1 worker (in the process)": [*base, "--workers", "1"],
             "local, 2 worker processes": [*base, "--workers", "2"],

@@ -347,3 +347,32 @@ def test_every_bfcl_answer_matches_its_own_key_and_a_changed_argument_does_not()
     assert [(r["id"], r.get("error"), r.get("mismatches")) for r in results if not r.get("match")] == []
     bent_results = [json.loads(line) for line in job.run(changed).lines]
     assert len(bent_results) > 900 and not any(r.get("match") for r in bent_results)
+
+
+def test_workers_fork_from_a_one_thread_process_else_start_from_a_fork_server(tmp_path) -> None:
+    import subprocess
+    import sys
+    import threading
+
+    from toolform_rules.batch import local
+
+    stop = threading.Event()
+    extra = threading.Thread(target=stop.wait)
+    extra.start()
+    try:
+        assert local._context().get_start_method() == "forkserver"  # a thread here: never fork
+    finally:
+        stop.set()
+        extra.join()
+    # the command line runs one thread: its workers are forked and inherit the tools it loaded
+    written = write_replies(tmp_path / "r.jsonl", 700, bad=False)
+    tools_path = write_tools(tmp_path)
+    probe = ("import sys, threading; from toolform_rules.batch import local; "
+             "print(local._context().get_start_method()); "
+             "from toolform_rules.cli import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", probe, "grade", str(tmp_path / "r.jsonl"), "--tools",
+                           str(tools_path), "-p", "json_object", "--out", str(tmp_path / "o.jsonl"), "--workers", "2",
+                           "--chunk-lines", "50"], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "fork"), done.stderr
+    assert [json.loads(line)["id"] for line in (tmp_path / "o.jsonl").read_text().splitlines()] == [
+        item["id"] for item in written]

@@ -21,7 +21,7 @@ RECORDS = 20_000
 @pytest.fixture(scope="module")
 def cluster() -> Any:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as local:
+                                  dashboard_address=":0") as local:
         yield local
 
 

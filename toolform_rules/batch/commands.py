@@ -85,6 +85,7 @@ def _progress(enabled: bool) -> Any:
     try:
         from tqdm import tqdm
 
+        tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked from this one
         return tqdm(unit=" records", file=sys.stderr, leave=False, mininterval=0.5)
     except ImportError:
         return _Counter()
@@ -170,7 +171,7 @@ def run(job: GradeJob | ReplayJob, args: argparse.Namespace, on_chunk: Callable[
         errors.extend(result.errors[:_SHOWN_ERRORS - len(errors)] if len(errors) < _SHOWN_ERRORS else [])
         on_chunk(result)
         if bar is not None:
-            bar.update(len(result.lines))
+            bar.update(result.records)
 
     max_line = DEFAULT_LIMITS.max_input_bytes
     try:
@@ -207,9 +208,13 @@ class _Discard(io.StringIO):
 
 # --- grade -------------------------------------------------------------------------------------
 
+#: what the summary counts for each protocol (every one is there, 0 or not)
+_PROTOCOL_COUNTS = ("replies", "with_call", "valid", "calls", "invalid_calls", "rejected_calls")
+
+
 def grade_summary(tally: Tally) -> dict[str, Any]:
     """The summary of a grading run: records, errors, per protocol counts, findings by bucket."""
-    protocols = {section.split(":", 1)[1]: dict(sorted(counts.items()))
+    protocols = {section.split(":", 1)[1]: {**dict.fromkeys(_PROTOCOL_COUNTS, 0), **dict(sorted(counts.items()))}
                  for section, counts in sorted(tally.counts.items()) if section.startswith("protocol:")}
     return {"records": tally.get("records", "lines"), "graded": tally.get("records", "graded"),
             "errors": tally.get("records", "errors"), "protocols": protocols,

@@ -38,17 +38,15 @@ def _need_dask() -> None:
 
 
 def _run_block(job: Any, block: bytes, first: int, max_line_bytes: int) -> ChunkResult:
-    return job.run(split_block(block, first_number=first, max_line_bytes=max_line_bytes))
+    return job.run(split_block(block, first_number=first, max_line_bytes=max_line_bytes)).packed()
 
 
 def _write_block(result: ChunkResult, path: str) -> ChunkResult:
     import fsspec
 
     with fsspec.open(path, "w", encoding="utf-8", compression="infer") as handle:
-        for text in result.lines:
-            handle.write(text)
-            handle.write("\n")
-    return ChunkResult([], result.tally, result.report, result.errors)
+        result.write_to(handle)
+    return ChunkResult([], result.tally, result.report, result.errors, result.records)
 
 
 def client_for(scheduler: str | None, workers: int, *, timeout: float = 10.0) -> Any:
@@ -62,7 +60,7 @@ def client_for(scheduler: str | None, workers: int, *, timeout: float = 10.0) ->
             return Client(scheduler, timeout=f"{timeout}s")
         except (OSError, TimeoutError) as err:
             raise BatchError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     return Client(cluster)
 
 
@@ -118,9 +116,7 @@ def run_dask(job: Any, url: str, out: IO[str] | str, *, client: Any, workers: in
 def _emit(result: ChunkResult, out: IO[str] | str, tally: Tally,
           on_chunk: Callable[[ChunkResult, int], None] | None, done: int) -> int:
     if not isinstance(out, str):
-        for text in result.lines:
-            out.write(text)
-            out.write("\n")
+        result.write_to(out)
     tally.merge(result.tally)
     if on_chunk is not None:
         on_chunk(result, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import multiprocessing
+import threading
 from typing import IO, Any, BinaryIO, Callable, Iterator
 
 from ..errors import BatchError
@@ -36,12 +37,17 @@ def chunks(lines: Iterator[Line], *, chunk_lines: int, chunk_bytes: int) -> Iter
 
 
 def _run(job: Any, lines: list[Line]) -> ChunkResult:
-    return job.run(lines)
+    return job.run(lines).packed()
 
 
 def _context() -> Any:
-    # forkserver: workers are forked from a clean server process, never from this one's threads
+    """How worker processes start: forked from this process when it runs one thread (they inherit its
+    loaded tools, compiled rules and built grammars, and start at once); else from a clean fork server
+    (forking a process with threads can leave a lock held in the child), which imports the calling
+    script again — a script that grades in parallel needs ``if __name__ == "__main__":``."""
     methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
@@ -59,17 +65,22 @@ def run_local(job: Any, source: BinaryIO, out: IO[str], *, workers: int = 1, max
                     chunk_bytes=chunk_bytes)
 
     def emit(result: ChunkResult) -> None:
-        for text in result.lines:
-            out.write(text)
-            out.write("\n")
+        result.write_to(out)
         tally.merge(result.tally)
         if on_chunk is not None:
             on_chunk(result, source.tell() if source.seekable() else 0)
 
+    first = next(groups, None)
+    if first is None:
+        return tally
+    # the first chunk here: useful work that also loads the tools and builds what the replies need, which
+    # forked workers then inherit instead of each building it again
+    emit(job.run(first))
     if workers <= 1:
         for group in groups:
             emit(job.run(group))
         return tally
+    out.flush()  # a forked worker must not inherit unwritten output
     pending: collections.deque[concurrent.futures.Future[ChunkResult]] = collections.deque()
     try:
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
