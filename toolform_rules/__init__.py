@@ -73,14 +73,21 @@ __all__ = [
 ]
 
 
+def _lazy_attribute(namespace: dict[str, Any], exports: dict[str, str], name: str) -> Any:
+    """``name`` of the package whose globals are ``namespace``, imported from its module (``exports[name]``,
+    relative to the package) on first use and then kept there: a package's PEP 562 ``__getattr__``."""
+    module = exports.get(name)
+    package = namespace["__name__"]
+    if module is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, package), name)
+    namespace[name] = value
+    return value
+
+
 def __getattr__(name: str) -> Any:
     """A public name, imported from its module on first use (then kept in the package's namespace)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _lazy_attribute(globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -755,14 +755,19 @@ def _tools_arguments(command: argparse.ArgumentParser, default: str) -> None:
     command.add_argument("--kind", choices=KINDS, default="auto", help="what the tools are written in (default: auto)")
 
 
-def _batch_common(command: argparse.ArgumentParser) -> None:
-    """``--tools``, ``--kind``, ``--profile`` and ``--rules`` of ``grade`` and ``replay``."""
-    _tools_arguments(command, '(default: each record\'s own "tools")')
+def _profile_arguments(command: argparse.ArgumentParser) -> None:
+    """``--profile`` and ``--rules``, alike in every command that validates."""
     command.add_argument("--profile", default="sdk",
                          help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
     command.add_argument("--rules", metavar="FILE", action="append", default=[],
                          help="also read these rule files (or folders of them), whose profiles may extend "
                               "the built-in ones (repeatable)")
+
+
+def _batch_common(command: argparse.ArgumentParser) -> None:
+    """``--tools``, ``--kind``, ``--profile`` and ``--rules`` of ``grade`` and ``replay``."""
+    _tools_arguments(command, '(default: each record\'s own "tools")')
+    _profile_arguments(command)
 
 
 def cmd_call(args: argparse.Namespace) -> int:
@@ -872,11 +877,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help='a call as JSON ({"name": ..., "arguments": {...}}) or a list of calls; '
                                "a file holding that JSON; or - to read it from stdin")
     _tools_arguments(validate, "(default: the bundled sample, legal_draft_v3)")
-    validate.add_argument("--profile", default="sdk",
-                          help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
-    validate.add_argument("--rules", metavar="FILE", action="append", default=[],
-                          help="also read these rule files (or folders of them), whose profiles may extend "
-                               "the built-in ones (repeatable)")
+    _profile_arguments(validate)
     validate.add_argument("--json", action="store_true", help="print the report(s) as JSON, with the findings")
     validate.add_argument("--policy", metavar="POLICY", help="also apply this policy's constraints (a YAML file)")
     validate.add_argument("--decisions", metavar="FILE",
@@ -903,11 +904,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the grading rule (default: main)")
     parse.add_argument("--lenient", action="store_true",
                        help="when the protocol finds nothing, read any protocol's syntax")
-    parse.add_argument("--profile", default="sdk",
-                       help="the validation profile: sdk (default), study, jsonschema, or one of --rules")
-    parse.add_argument("--rules", metavar="FILE", action="append", default=[],
-                       help="also read these rule files (or folders of them), whose profiles may extend "
-                            "the built-in ones (repeatable)")
+    _profile_arguments(parse)
     parse.add_argument("--json", action="store_true", help="print the parsed reply as JSON")
     parse.add_argument("--policy", metavar="POLICY", help="also apply this policy's constraints (a YAML file)")
     parse.set_defaults(run=cmd_parse)

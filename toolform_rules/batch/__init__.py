@@ -15,8 +15,9 @@ package loads neither the engine nor Dask.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from .. import _lazy_attribute
 
 _EXPORTS = {
     "GradeJob": ".jobs", "ReplayJob": ".jobs", "Sources": ".jobs", "Tally": ".jobs", "ChunkResult": ".jobs",
@@ -30,9 +31,4 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _lazy_attribute(globals(), _EXPORTS, name)

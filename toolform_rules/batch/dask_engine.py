@@ -125,7 +125,7 @@ def _emit(result: ChunkResult, out: IO[str] | str, tally: Tally,
 
 # --- for users' own pipelines ------------------------------------------------------------------
 
-def _items(items: Iterable[Any], job: GradeJob | ReplayJob) -> list[dict[str, Any]]:
+def _items(items: Iterable[Any], job: Any) -> list[dict[str, Any]]:
     """A partition of records through ``job``: records as lines numbered within the partition, results
     without those numbers (they would not be the records' places in the bag)."""
     lines = [Line(index, item if isinstance(item, bytes) else

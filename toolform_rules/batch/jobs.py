@@ -223,7 +223,7 @@ def _error_record(line: Line, record: dict[str, Any] | None, message: str) -> di
     return {"id": record.get("id") if record else None, "line": line.number, "ok": False, "error": message}
 
 
-def run_job(job: GradeJob | ReplayJob, lines: Iterable[Line]) -> ChunkResult:
+def run_job(job: _Job, lines: Iterable[Line]) -> ChunkResult:
     """A chunk of lines through ``job``: its output lines, tally and report lines."""
     setup = loaded(job.key, job.sources, job.policies())
     tally = Tally()
@@ -247,8 +247,45 @@ def _call_dict(call: ParsedCall, *, rejected: bool = False) -> dict[str, Any]:
     return out
 
 
+class _Job:
+    """What the two jobs share: a chunk is run line by line; a line that holds no record, or whose record
+    fails (a bug of ours included: it must not lose the line, nor the lines after it), gives an error record."""
+
+    sources: Sources
+    key: str
+
+    def policies(self) -> tuple[str | None, ...]:
+        raise NotImplementedError
+
+    def results_of(self, record: dict[str, Any], number: int, setup: Loaded, tally: Tally) -> list[dict[str, Any]]:
+        """The results of one record; :class:`RecordError` when it has none."""
+        raise NotImplementedError
+
+    def run(self, lines: Iterable[Line]) -> ChunkResult:
+        """A chunk of lines through the job."""
+        return run_job(self, lines)
+
+    def results(self, lines: Iterable[Line], setup: Loaded, tally: Tally) -> Iterator[dict[str, Any]]:
+        """The results of each line, in order."""
+        for line in lines:
+            tally.add("records", "lines")
+            record = None
+            try:
+                record = _record(line)
+                found = self.results_of(record, line.number, setup, tally)
+            except RecordError as err:
+                tally.add("records", "errors")
+                yield _error_record(line, record, str(err))
+                continue
+            except Exception as err:
+                tally.add("records", "errors")
+                yield _error_record(line, record, f"could not be read: {type(err).__name__}: {err}")
+                continue
+            yield from found
+
+
 @attrs.frozen
-class GradeJob:
+class GradeJob(_Job):
     """Grade each record's reply: ``{"id", "reply", "protocol"?, "expected"?, "tools"?}`` → one result.
 
     ``protocol``: the protocol of records that name none; ``rule``: the grading rule;
@@ -268,24 +305,8 @@ class GradeJob:
     def policies(self) -> tuple[str | None, ...]:
         return (self.policy,)
 
-    def run(self, lines: Iterable[Line]) -> ChunkResult:
-        """Grade a chunk of lines."""
-        return run_job(self, lines)
-
-    def results(self, lines: Iterable[Line], setup: Loaded, tally: Tally) -> Iterator[dict[str, Any]]:
-        """One result per line."""
-        for line in lines:
-            tally.add("records", "lines")
-            record = None
-            try:
-                record = _record(line)
-                yield self.grade_record(record, line.number, setup, tally)
-            except RecordError as err:
-                tally.add("records", "errors")
-                yield _error_record(line, record, str(err))
-            except Exception as err:  # a bug of ours must not lose the line, nor the lines after it
-                tally.add("records", "errors")
-                yield _error_record(line, record, f"could not be graded: {type(err).__name__}: {err}")
+    def results_of(self, record: dict[str, Any], number: int, setup: Loaded, tally: Tally) -> list[dict[str, Any]]:
+        return [self.grade_record(record, number, setup, tally)]
 
     def grade_record(self, record: dict[str, Any], number: int | None, setup: Loaded, tally: Tally) -> dict[str, Any]:
         """The result of one record (its reply parsed, graded and matched); :class:`RecordError` if it has none."""
@@ -349,7 +370,7 @@ def _findings_rules(report: ValidationReport) -> list[str]:
 
 
 @attrs.frozen
-class ReplayJob:
+class ReplayJob(_Job):
     """Check recorded calls under a new policy, against an old one (or the verdict each record holds).
 
     A record is a call — ``{"id", "name", "arguments", "verdict"?}`` — or a call loop's result
@@ -371,28 +392,16 @@ class ReplayJob:
     def policies(self) -> tuple[str | None, ...]:
         return (self.policy, self.against)
 
-    def run(self, lines: Iterable[Line]) -> ChunkResult:
-        """Replay a chunk of lines."""
-        return run_job(self, lines)
-
-    def results(self, lines: Iterable[Line], setup: Loaded, tally: Tally) -> Iterator[dict[str, Any]]:
-        """One result per call (a record may hold several), or an error record per line that holds none."""
-        for line in lines:
-            tally.add("records", "lines")
-            record = None
+    def results_of(self, record: dict[str, Any], number: int, setup: Loaded, tally: Tally) -> list[dict[str, Any]]:
+        """One result per call (a record may hold several)."""
+        results = []
+        for call_id, call in self.calls_of(record, number):
             try:
-                record = _record(line)
-                calls = self.calls_of(record, line.number)
-            except RecordError as err:
+                results.append(self.replay_call(call_id, number, call, record, setup, tally))
+            except (RecordError, ToolformRulesError) as err:
                 tally.add("records", "errors")
-                yield _error_record(line, record, str(err))
-                continue
-            for call_id, call in calls:
-                try:
-                    yield self.replay_call(call_id, line.number, call, record, setup, tally)
-                except (RecordError, ToolformRulesError) as err:
-                    tally.add("records", "errors")
-                    yield {"id": call_id, "line": line.number, "ok": False, "error": str(err)}
+                results.append({"id": call_id, "line": number, "ok": False, "error": str(err)})
+        return results
 
     @staticmethod
     def calls_of(record: dict[str, Any], number: int) -> list[tuple[Any, dict[str, Any]]]:
