@@ -376,3 +376,25 @@ def test_workers_fork_from_a_one_thread_process_else_start_from_a_fork_server(tm
     assert (done.returncode, done.stdout.splitlines()[0]) == (0, "fork"), done.stderr
     assert [json.loads(line)["id"] for line in (tmp_path / "o.jsonl").read_text().splitlines()] == [
         item["id"] for item in written]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_call_matches_itself_and_the_order_of_calls_does_not_matter(data) -> None:
+    """Any generated call, written as a reply and expected as written, matches (both sides normalised alike);
+    several calls match in any order; the input records are never modified."""
+    import copy
+
+    import callgen
+
+    tool = data.draw(callgen.tools())
+    tools = load_tools([tool])
+    made = [data.draw(callgen.arguments(tool["parameters"])) for _ in range(data.draw(st.integers(1, 3)))]
+    reply = json.dumps([{"name": tool["name"], "arguments": a} for a in made])
+    parsed = parse_reply(reply, tools, "json_array").calls
+    expected = [{"name": tool["name"], "arguments": a} for a in made]
+    before = copy.deepcopy(expected)
+    assert match_calls(read_expected(expected, tools), parsed) == []
+    shuffled = data.draw(st.permutations(expected))
+    assert match_calls(read_expected(list(shuffled), tools), parsed) == []
+    assert expected == before

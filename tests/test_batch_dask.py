@@ -104,3 +104,21 @@ def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path, capsys) -> None:
                  "--connect-timeout", "0.5"])
     err = capsys.readouterr().err
     assert code == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err and err.count("\n") == 1
+
+
+def test_replay_on_dask_gives_the_local_engines_results(cluster, tmp_path, capsys) -> None:
+    from test_batch_replay import NEW, OLD, calls
+
+    (tmp_path / "old.yaml").write_text(OLD)
+    (tmp_path / "new.yaml").write_text(NEW)
+    (tmp_path / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls(400)) + "{bad\n")
+    tools = write_tools(tmp_path)
+    runs = {}
+    for engine in ("local", "dask"):
+        code = main(["replay", str(tmp_path / "calls.jsonl"), "--tools", str(tools), "--policy",
+                     str(tmp_path / "new.yaml"), "--against", str(tmp_path / "old.yaml"), "--out",
+                     str(tmp_path / f"{engine}.jsonl"), "--engine", engine, "--workers", "2", "--blocksize", "10000",
+                     *(["--scheduler", cluster.scheduler_address] if engine == "dask" else [])])
+        runs[engine] = (code, capsys.readouterr().out, (tmp_path / f"{engine}.jsonl").read_bytes())
+    assert runs["dask"] == runs["local"] and runs["local"][0] == 2
+    assert runs["local"][1].count("refused now") > 20

@@ -37,9 +37,12 @@ class ExpectedCall:
     name: str
     accepted: dict[str, tuple[Any, ...]]
     optional: frozenset[str]
+    #: the values are a BFCL answer key's (objects in it may be option objects, compared by :func:`fits`)
+    answer_key: bool = False
 
     def describe(self) -> str:
-        shown = ", ".join(f"{k}={v[0]!r}" if len(v) == 1 else f"{k} in {list(v)!r}" for k, v in self.accepted.items())
+        shown = ", ".join(f"{k}={v[0]!r}" if len(v) == 1 else f"{k} in {list(v)!r}" if v else f"{k} left out"
+                          for k, v in self.accepted.items())
         return f"{self.name}({shown})"
 
 
@@ -121,19 +124,20 @@ def read_expected(expected: Any, tools: Toolset) -> list[ExpectedCall]:
             name, arguments = entry["name"], entry["arguments"]
             if not isinstance(name, str) or not isinstance(arguments, dict):
                 raise ExpectedError(f'expected call {index}: "name" is a string and "arguments" an object')
-            options = {key: [value] for key, value in arguments.items()}
+            options, answer_key = {key: [value] for key, value in arguments.items()}, False
         elif isinstance(entry, dict) and len(entry) == 1 and isinstance(next(iter(entry.values())), dict):
-            name, options = next(iter(entry.items()))
+            (name, options), answer_key = next(iter(entry.items())), True
             if not all(isinstance(values, list) for values in options.values()):
                 raise ExpectedError(f"expected call {index} ({name}): each argument's accepted values are a list")
         else:
             raise ExpectedError(f'expected call {index} is neither {{"name", "arguments"}} nor '
                                 '{name: {argument: [accepted values]}}')
-        calls.append(_expected_call(name, options, tools))
+        calls.append(_expected_call(name, options, tools, answer_key))
     return calls
 
 
-def _expected_call(name: str, options: dict[str, list[Any]], tools: Toolset) -> ExpectedCall:
+def _expected_call(name: str, options: dict[str, list[Any]], tools: Toolset, answer_key: bool) -> ExpectedCall:
+    """``answer_key``: the values are BFCL's, whose objects may be option objects; else each is the value."""
     tool = tools.get(name)
     required = set(tool.parameters.required) if tool is not None else set()
     optional = {key for key, values in options.items() if _MAY_BE_ABSENT in values or
@@ -144,7 +148,7 @@ def _expected_call(name: str, options: dict[str, list[Any]], tools: Toolset) -> 
         for value in values or [[]]:  # no accepted value at all: BFCL's empty array
             if value == _MAY_BE_ABSENT and key in optional and len(values) > 1:
                 continue
-            if _is_options(value) or (isinstance(value, list) and any(_is_options(v) for v in value)):
+            if answer_key and (_is_options(value) or (isinstance(value, list) and any(map(_is_options, value)))):
                 accepted.setdefault(key, []).append(value)  # compared by fits(), not normalised
                 continue
             resolved, normal = _normalised(name, {key: value}, tools)
@@ -156,7 +160,7 @@ def _expected_call(name: str, options: dict[str, list[Any]], tools: Toolset) -> 
                 accepted.setdefault(normal_key, []).append(normal_value)
                 if normal_key != key and key in optional:
                     optional.add(normal_key)
-    return ExpectedCall(resolved, {k: tuple(v) for k, v in accepted.items()}, frozenset(optional))
+    return ExpectedCall(resolved, {k: tuple(v) for k, v in accepted.items()}, frozenset(optional), answer_key)
 
 
 def _mismatch(expected: ExpectedCall, call: ParsedCall) -> str:
@@ -164,12 +168,13 @@ def _mismatch(expected: ExpectedCall, call: ParsedCall) -> str:
     if call.resolved_name != expected.name:
         return f"calls {call.resolved_name or call.name}, not {expected.name}"
     made = call.normalized_arguments or {}
+    equal = fits if expected.answer_key else same_value
     for key, values in expected.accepted.items():
         if key not in made:
             if key not in expected.optional:
                 return f"{key} is missing"
             continue
-        if values and not any(fits(made[key], value) for value in values):
+        if values and not any(equal(made[key], value) for value in values):
             wanted = repr(values[0]) if len(values) == 1 else f"one of {list(values)!r}"
             return f"{key} is {made[key]!r}, expected {wanted}"
         if not values:
