@@ -398,3 +398,17 @@ def test_a_call_matches_itself_and_the_order_of_calls_does_not_matter(data) -> N
     shuffled = data.draw(st.permutations(expected))
     assert match_calls(read_expected(list(shuffled), tools), parsed) == []
     assert expected == before
+
+
+def test_a_changed_tools_file_is_loaded_again_by_a_long_running_worker(tmp_path) -> None:
+    """Workers keep loaded jobs by digest; the digest covers the files' content, not only their paths."""
+    path = tmp_path / "tools.json"
+    line = Line(1, b'{"id": 1, "reply": "{\\"name\\": \\"legal_draft_v3\\", \\"arguments\\": {\\"counterparty\\": '
+                   b'\\"A\\", \\"value\\": 5, \\"term_months\\": 1}}"}')
+    path.write_text(json.dumps(sample_toolset().to_openai()))
+    first = GradeJob(Sources(str(path)), protocol="json_object")
+    assert json.loads(first.run([line]).lines[0])["ok"] is True
+    path.write_text(json.dumps([{"name": "other", "parameters": {"type": "object"}}]))
+    second = GradeJob(Sources(str(path)), protocol="json_object")
+    assert second.key != first.key
+    assert json.loads(second.run([line]).lines[0])["ok"] is False  # legal_draft_v3 is no tool any more

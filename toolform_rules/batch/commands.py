@@ -153,8 +153,7 @@ def _check_engine(args: argparse.Namespace) -> None:
         raise BatchError("--scheduler is for --engine dask")
     if args.out and "*" in args.out and args.engine != "dask":
         raise BatchError("an --out pattern (with *) writes one file per block: --engine dask")
-    if args.engine == "local" and _is_url(args.input) is False and args.input != "-" \
-            and not os.path.isfile(args.input):
+    if args.engine == "local" and not _is_url(args.input) and args.input != "-" and not os.path.isfile(args.input):
         raise BatchError(f"{args.input}: no such file")
     if args.engine == "dask" and args.input == "-":
         raise BatchError("--engine dask reads a file or URL, not stdin")
@@ -168,7 +167,7 @@ def run(job: GradeJob | ReplayJob, args: argparse.Namespace, on_chunk: Callable[
     errors: list[str] = []
 
     def chunk_done(result: ChunkResult, _bytes: int) -> None:
-        errors.extend(result.errors[:_SHOWN_ERRORS - len(errors)] if len(errors) < _SHOWN_ERRORS else [])
+        errors.extend(result.errors[:max(0, _SHOWN_ERRORS - len(errors))])
         on_chunk(result)
         if bar is not None:
             bar.update(result.records)

@@ -102,25 +102,22 @@ def run_dask(job: Any, url: str, out: IO[str] | str, *, client: Any, workers: in
         tasks = [delayed(_write_block)(task, out.replace("*", str(index).zfill(width)))
                  for index, task in enumerate(tasks)]
     tally = Tally()
+
+    def emit(result: ChunkResult) -> None:
+        if not isinstance(out, str):
+            result.write_to(out)
+        tally.merge(result.tally)
+        if on_chunk is not None:
+            on_chunk(result, 0)
+
     pending: collections.deque[Any] = collections.deque()
-    done = 0
-    for task in tasks:
+    for task in tasks:  # a few blocks per worker ahead, written in order as they finish
         pending.append(client.compute(task))
         if len(pending) >= workers * in_flight:
-            done = _emit(pending.popleft().result(), out, tally, on_chunk, done)
+            emit(pending.popleft().result())
     while pending:
-        done = _emit(pending.popleft().result(), out, tally, on_chunk, done)
+        emit(pending.popleft().result())
     return tally
-
-
-def _emit(result: ChunkResult, out: IO[str] | str, tally: Tally,
-          on_chunk: Callable[[ChunkResult, int], None] | None, done: int) -> int:
-    if not isinstance(out, str):
-        result.write_to(out)
-    tally.merge(result.tally)
-    if on_chunk is not None:
-        on_chunk(result, 0)
-    return done + 1
 
 
 # --- for users' own pipelines ------------------------------------------------------------------

@@ -35,15 +35,35 @@ _LOADED_JOBS = 4
 _RECORD_TOOLSETS = 256
 
 #: how a record may write its verdict, and what it means
-VERDICTS: dict[str | bool, str] = {"allow": "allow", "allowed": "allow", "deny": "deny", "denied": "deny", "refused": "deny",
-            True: "allow", False: "deny"}
+VERDICTS: dict[str | bool, str] = {"allow": "allow", "allowed": "allow", "deny": "deny", "denied": "deny",
+                                   "refused": "deny", True: "allow", False: "deny"}
 
 
 def _digest(*parts: Any) -> str:
+    """What names a job in a worker's cache: its parts, and the content of every file they name (a
+    long-running worker must not grade with yesterday's tools.json because its path is the same)."""
     whole = hashlib.sha256()
     for part in parts:
-        whole.update(repr(part).encode("utf-8", "surrogatepass"))
-        whole.update(b"\0")
+        for text in part if isinstance(part, tuple) else (part,):
+            whole.update(repr(text).encode("utf-8", "surrogatepass"))
+            whole.update(b"\0")
+            if isinstance(text, str) and "\n" not in text and os.path.isabs(text):
+                whole.update(_file_digest(text).encode())
+    return whole.hexdigest()
+
+
+def _file_digest(path: str) -> str:
+    """The sha256 of a file's bytes, or of a folder's YAML files (names and bytes); ``""`` for neither."""
+    whole = hashlib.sha256()
+    if os.path.isdir(path):
+        names = sorted(n for n in os.listdir(path) if n.endswith((".yaml", ".yml")))
+    elif os.path.isfile(path):
+        names = [""]
+    else:
+        return ""
+    for name in names:
+        with open(os.path.join(path, name) if name else path, "rb") as handle:
+            whole.update(name.encode() + b"\0" + hashlib.sha256(handle.read()).digest())
     return whole.hexdigest()
 
 
@@ -300,7 +320,7 @@ class GradeJob(_Job):
 
     @key.default
     def _key(self) -> str:
-        return _digest("grade", self.sources, self.policy)
+        return _digest("grade", self.sources, (self.sources.tools, *self.sources.rules), self.policy)
 
     def policies(self) -> tuple[str | None, ...]:
         return (self.policy,)
@@ -387,7 +407,7 @@ class ReplayJob(_Job):
 
     @key.default
     def _key(self) -> str:
-        return _digest("replay", self.sources, self.policy, self.against)
+        return _digest("replay", self.sources, (self.sources.tools, *self.sources.rules), self.policy, self.against)
 
     def policies(self) -> tuple[str | None, ...]:
         return (self.policy, self.against)
