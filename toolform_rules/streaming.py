@@ -7,11 +7,14 @@ grades it) — and ``close()`` returns the :class:`~toolform_rules.replies.Parse
 whole text, equal to ``parse_reply(whole_text, ...)`` with the same options, however the
 reply was cut into chunks.
 
-A feed does little: it keeps the chunk and, when the chunk holds a character that can end a
-call (a closing bracket, tag or line) and the text not yet settled has grown by a quarter
-since the last look, reads that text once more.  So the text is read a bounded number of
-times in all (each look reads at least a quarter more than the last), whatever the
-chunking: feeding a reply one character at a time costs a small multiple of one
+A feed does little: it keeps the chunk, and the depth of brackets and the closing tag of the
+text's first element as they arrive (in time proportional to the chunk).  It reads the text
+not yet settled once more at the moment a call may have closed — that closing tag, or the
+brackets back to balance — so that the call is announced then, while the looks so far have read
+at most ``LOOK_BUDGET`` times the text fed; and otherwise when the chunk holds a character that
+can end a call (a closing bracket, tag or line) and that text has grown by a quarter since the
+last look.  So the text is read a bounded number of times in all, whatever it holds and however
+it is cut: feeding a reply one character at a time costs a small multiple of one
 ``parse_reply`` (``bench/stream.py``).
 
 A call is announced as done once text follows it that it did not take — in a format whose
@@ -23,6 +26,7 @@ also announces a call as soon as its name is written, and then its argument text
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 import attrs
@@ -35,11 +39,29 @@ from .schema.loaders import load_tools
 from .schema.toolset import Toolset
 
 #: what may end a call in any protocol: a closing bracket, the end of a tag, the end of a line
-_ENDS_A_CALL = frozenset("}])>\n")
+_ENDS_A_CALL_TEXT = "}])>\n"
+_ENDS_A_CALL = frozenset(_ENDS_A_CALL_TEXT)
 #: what may end a model-native format's call head (its name): markers and line ends too
-_ENDS_A_HEAD = frozenset("}])>\n:|\"=")
+_ENDS_A_HEAD_TEXT = "}])>\n:|\"="
+_ENDS_A_HEAD = frozenset(_ENDS_A_HEAD_TEXT)
 #: the share by which the unsettled text must have grown before it is read again
 GROWTH = 4
+#: how much unsettled text waits for a look unless a call may have closed: read sooner, a call is mostly half
+#: written (a slow look that finds nothing), and looks at sizes growing by a quarter from one character
+#: would be twenty per call
+FIRST_LOOK = 256
+#: the looks at the moment a call may have closed may read, in all, this many times the text fed
+LOOK_BUDGET = 3
+#: an element's opening tag (its name ends at a space, a ``>`` or a ``=``), the first one a stream meets
+_OPENING_TAG = re.compile(r"<([A-Za-z_][\w:.\-]{0,63})[\s>=]")
+_LONGEST_TAG = 68
+#: brackets, by how they change the depth a call's closing brings back to zero: a JSON object, a list of calls
+#: (its calls are read when it closes), a Python call's parentheses
+_BRACKETS = {"{": 1, "[": 1, "(": 1, "}": -1, "]": -1, ")": -1}
+_BRACKET_SET = frozenset(_BRACKETS)
+#: the characters that may open or close a call, which a feed keeps track of
+_MARKS_TEXT = "{}[]()<>"
+_MARKS = frozenset(_MARKS_TEXT)
 #: the options of ``parse_reply`` a stream takes
 _PARSE_OPTIONS = frozenset({"rule", "validate", "lenient_fallback", "profile", "rules", "policy"})
 
@@ -54,6 +76,12 @@ class StreamEvent(NamedTuple):
     name: str = ""
     text: str = ""
     call: ParsedCall | None = None
+
+
+_ARGUMENTS = "arguments"
+#: a :class:`StreamEvent` from all five fields — ``_new_tuple(StreamEvent, fields)`` — made without the named
+#: tuple's argument handling (a Python function): a stream fed a character at a time makes one per character
+_new_tuple = tuple.__new__
 
 
 class ReplyStream:
@@ -83,6 +111,13 @@ class ReplyStream:
         #: the last look found a call that closed at the end of the text: the next chunk says whether it is done
         self._ends_a_call = False
         self._taking_in = -1  # where the call starts that the last look found ending where the text did
+        # what says a call may just have closed, kept as the text arrives (each feed costs its chunk, never the text):
+        self._depth = 0  # the unsettled text's opening brackets less its closing ones
+        self._first_tag: str | None = None  # the closing tag of its first element ("</tool_call>"), once seen
+        self._closing: tuple[str, int] | None = None  # ("brace" or "tag", how many characters followed it)
+        self._last_open = -_LONGEST_TAG - 1  # how much text had been fed when a "<" last came
+        self._closed_by_tag = False  # this look was asked for by that closing tag, at the end of the text
+        self._read = 0  # how much text all the looks have read
 
     # --- the text -------------------------------------------------------------------------------------------
 
@@ -96,8 +131,11 @@ class ReplyStream:
         """The first ``length`` characters of the unsettled text hold no call still to be announced."""
         region = self._unsettled()
         self._settled_text.append(region[:length])
-        self._chunks = [region[length:]]
+        rest = region[length:]
+        self._chunks = [rest]
         self._settled += length
+        self._depth, self._first_tag, self._closing = 0, None, None
+        self._track(rest)
 
     # --- feeding -------------------------------------------------------------------------------------------
 
@@ -121,17 +159,25 @@ class ReplyStream:
         self._chunks.append(chunk)
         self._size += len(chunk)
         head = self._head  # the announced call's argument text goes on: this chunk is the next of it
-        # (a feed of one character is the common case and the costly one: set tests, no regex, and out early)
-        ends = not _ENDS_A_CALL.isdisjoint(chunk)
-        if not ends and not self._ends_a_call and (head is not None or self._starts is None or
-                                                    _ENDS_A_HEAD.isdisjoint(chunk)):
-            return [StreamEvent("arguments", head[1], "", chunk)] if head is not None else []
-        events = [StreamEvent("arguments", head[1], "", chunk)] if head is not None else []
-        if self._ends_a_call or ends:
-            unsettled = self._size - self._settled
-            if self._ends_a_call or unsettled >= self._looked + max(1, self._looked // GROWTH) and (
-                    not self._protocol.closes_calls or self._may_close(unsettled)):
-                events += self._look()
+        # (a feed of one character is the common case and the costly one: a character is tested against
+        # short strings, an event made as a plain tuple, no regex, and out early)
+        if len(chunk) == 1:
+            if chunk in _MARKS_TEXT:
+                self._track(chunk)
+            ends = chunk in _ENDS_A_CALL_TEXT
+            quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
+                                                            chunk not in _ENDS_A_HEAD_TEXT)
+        else:
+            if not _MARKS.isdisjoint(chunk):
+                self._track(chunk)
+            ends = not _ENDS_A_CALL.isdisjoint(chunk)
+            quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
+                                                            _ENDS_A_HEAD.isdisjoint(chunk))
+        if quiet:
+            return [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
+        events = [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
+        if self._ends_a_call or (ends and self._worth_a_look(chunk)):
+            events += self._look()
         if head is None and self._starts is not None and self._head is None and \
                 not _ENDS_A_HEAD.isdisjoint(chunk):
             unsettled = self._size - self._settled
@@ -139,12 +185,76 @@ class ReplyStream:
                 events += self._announce()
         return events
 
-    def _may_close(self, unsettled: int) -> bool:
-        """Whether the unsettled text may hold a complete call: its braces balance (a look at an unclosed
-        object costs several times one at a closed one, in the readers' lenient paths) — or it has doubled
-        since the last look, so that braces in prose do not stop the looks for good."""
-        region = self._unsettled()
-        return region.count("{") <= region.count("}") or unsettled >= 2 * self._looked
+    def _track(self, chunk: str) -> None:
+        """Keep what says a call may have closed up to date with ``chunk`` (in time proportional to it)."""
+        if not _BRACKET_SET.isdisjoint(chunk):
+            depth = self._depth
+            for index, char in enumerate(chunk):  # where the brackets first come to balance, if they do
+                step = _BRACKETS.get(char)
+                if step is not None:
+                    depth += step
+                    if depth == 0 and step < 0 and self._closing is None:
+                        self._closing = ("brace", len(chunk) - 1 - index)
+            self._depth = depth
+        if "<" in chunk:
+            self._last_open = self._size
+        if ">" not in chunk:
+            return
+        if self._first_tag is None:
+            if self._size - self._last_open > _LONGEST_TAG:  # no tag began near here
+                return
+            recent = self._recent(len(chunk) + _LONGEST_TAG)
+            found = _OPENING_TAG.search(recent)
+            if found is None:
+                return
+            self._first_tag = "</" + found.group(1) + ">"
+            recent = recent[found.end():]
+        else:
+            recent = self._recent(len(chunk) + len(self._first_tag))
+        end = recent.rfind(self._first_tag)
+        if end >= 0 and end + len(self._first_tag) > len(recent) - len(chunk):  # (it ends in this chunk)
+            self._closing = ("tag", len(recent) - end - len(self._first_tag))
+
+    def _recent(self, size: int) -> str:
+        """The last ``size`` characters of the unsettled text (from the last chunks: the text is not joined)."""
+        pieces, length = [], 0
+        for piece in reversed(self._chunks):
+            pieces.append(piece)
+            length += len(piece)
+            if length >= size:
+                break
+        return "".join(reversed(pieces))[-size:]
+
+    def _worth_a_look(self, chunk: str) -> bool:
+        """Whether to read the unsettled text again, now that a character that can end a call arrived.
+
+        At once when a call may just have closed — a closing tag ended the element the text's first
+        tag opened, or (outside such an element) its braces came to balance — so that the call is
+        announced then, and read while it is the only text unsettled (the cheap look); a call that
+        closed with the chunk's last character is looked at with the next chunk, when it no longer
+        ends where the text does.  As long as all the looks so far have read at most
+        ``LOOK_BUDGET`` times the text fed: a reply of many braces or tags in prose stays linear.
+        Else once the text has grown by a quarter since the last look (and to ``FIRST_LOOK``; inside an
+        element whose closing tag has not come, once it has doubled, and to four times that) — when
+        its brackets balance (a look inside an unclosed object or list costs several times one at a
+        closed one, and finds no call a marker closes) or it has doubled (brackets in prose must not
+        stop the looks for good).
+        """
+        unsettled = self._size - self._settled
+        grown = unsettled >= max(self._looked + self._looked // GROWTH, FIRST_LOOK)
+        if self._first_tag is not None:  # inside an element: its closing tag will say; else once it has doubled
+            grown = unsettled >= max(2 * self._looked, 4 * FIRST_LOOK)
+        closing, self._closing = self._closing, None
+        if closing is not None and self._read + unsettled <= LOOK_BUDGET * self._size:
+            kind, after = closing
+            if kind == "tag":
+                self._closed_by_tag = after == 0
+                return True
+            if self._first_tag is None:  # (inside an element, its closing tag says when the call is done)
+                if after:
+                    return True
+                self._ends_a_call = True
+        return grown and (self._depth <= 0 or unsettled >= 2 * self._looked)
 
     def _announce(self) -> list[StreamEvent]:
         """A model-native call whose name is written: announced, with its argument text so far."""
@@ -162,18 +272,22 @@ class ReplyStream:
         """Read the unsettled text once more; announce the calls in it that are complete."""
         region = self._unsettled()
         self._looked = len(region)
+        self._read += len(region)
         masked = remove_reasoning(region, blank=True)[0]
         extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
         spans = [(raw, raw.span) for raw in extraction.calls if raw.span is not None]
         if not spans:
-            self._ends_a_call, self._taking_in = False, -1
+            self._ends_a_call, self._taking_in, self._closed_by_tag = False, -1, False
             return []
         (last_start, last_end), closes = spans[-1][1], self._protocol.closes_calls
-        # once per call: a call that again ends where the text does is taking in what arrives, not closed
-        at_end = closes and last_end == len(region)
+        # once per call: a call that again ends where the text does is taking in what arrives, not closed —
+        # unless the text ends with the closing tag of the element it began with: that tag closed the call
+        by_tag, self._closed_by_tag = self._closed_by_tag, False
+        closed_at_end = by_tag and closes and last_end == len(region)
+        at_end = closes and last_end == len(region) and not closed_at_end
         self._ends_a_call = at_end and last_start != self._taking_in
         self._taking_in = last_start if at_end else -1
-        if not (closes and last_end < len(region)):
+        if not (closes and (last_end < len(region) or closed_at_end)):
             # a call whose end no marker closes may go on in the next chunk: done when the next call begins
             spans = [(raw, span) for raw, span in spans if span[1] <= last_start]
         if not spans:
@@ -209,8 +323,10 @@ class ReplyStream:
         reply = parse_reply(text, self._toolset, self._protocol_id, limits=self._limits, **self._options)
         unannounced = list(reply.calls) + list(reply.rejected)
         for call in self._done:  # (equal calls are equal dicts: one announced call takes one of them)
-            if call in unannounced:
-                unannounced.remove(call)
+            for index, other in enumerate(unannounced):
+                if _same_call(call, other):
+                    del unannounced[index]
+                    break
         events: list[StreamEvent] = []
         for index, call in enumerate(unannounced, start=len(self._done)):
             if self._head is None or self._head[1] != index:  # (a call already announced as started is not again)
@@ -218,6 +334,15 @@ class ReplyStream:
             events.append(StreamEvent("call_done", index, name=call.name, call=call))
         self.final_events: list[StreamEvent] = events
         return reply
+
+
+def _same_call(call: ParsedCall, other: ParsedCall) -> bool:
+    """``call == other`` — their dicts equal — read from what they were made of: both were graded by the
+    same stream's toolset and options, so the same call and arguments give the same normalised arguments
+    and verdict.  (Comparing the dicts would compute and compare those for every pair.)"""
+    return (call.name == other.name and call.resolved_name == other.resolved_name and call.valid == other.valid
+            and call.accepted == other.accepted and call.repairs == other.repairs and call.reason == other.reason
+            and call.arguments == other.arguments)
 
 
 def parse_stream(tools: Any, protocol_id: str, *, limits: Limits = DEFAULT_LIMITS, **options: Any) -> ReplyStream:
