@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import attrs
 
 from .calls import ToolCall, as_call
-from .engine.verbs import NORMALISATION_PROFILES, normalize_call, validate_arguments, validation_profiles
-from .errors import PolicyError, ToolformRulesError, UnknownProfileError
+from .engine.verbs import NORMALISATION_PROFILES, normalize_call, require_validation_profile, validate_arguments
+from .errors import PolicyError, ToolformRulesError
 from .schema.export import SHAPES, tools_to_json
 from .schema.loaders import KINDS, load_tools
 from .engine.report import ValidationReport, format_path
@@ -175,9 +175,8 @@ def _rules(args: argparse.Namespace) -> RuleSet | None:
     """The rule set of ``--rules`` (the built-in rules and the user's), checked against ``--profile``."""
     ruleset = load_rules(*args.rules) if getattr(args, "rules", None) else None
     profile = getattr(args, "profile", None)
-    if profile is not None and profile not in validation_profiles(ruleset):
-        raise UnknownProfileError(f"unknown validation profile {profile!r}; known: "
-                                  + ", ".join(validation_profiles(ruleset)))
+    if profile is not None:
+        require_validation_profile(profile, ruleset)
     return ruleset
 
 

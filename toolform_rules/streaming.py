@@ -116,7 +116,6 @@ class ReplyStream:
         self._first_tag: str | None = None  # the closing tag of its first element ("</tool_call>"), once seen
         self._closing: tuple[str, int] | None = None  # ("brace" or "tag", how many characters followed it)
         self._last_open = -_LONGEST_TAG - 1  # how much text had been fed when a "<" last came
-        self._closed_by_tag = False  # this look was asked for by that closing tag, at the end of the text
         self._read = 0  # how much text all the looks have read
 
     # --- the text -------------------------------------------------------------------------------------------
@@ -248,7 +247,6 @@ class ReplyStream:
         if closing is not None and self._read + unsettled <= LOOK_BUDGET * self._size:
             kind, after = closing
             if kind == "tag":
-                self._closed_by_tag = after == 0
                 return True
             if self._first_tag is None:  # (inside an element, its closing tag says when the call is done)
                 if after:
@@ -277,13 +275,13 @@ class ReplyStream:
         extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
         spans = [(raw, raw.span) for raw in extraction.calls if raw.span is not None]
         if not spans:
-            self._ends_a_call, self._taking_in, self._closed_by_tag = False, -1, False
+            self._ends_a_call, self._taking_in = False, -1
             return []
         (last_start, last_end), closes = spans[-1][1], self._protocol.closes_calls
         # once per call: a call that again ends where the text does is taking in what arrives, not closed —
         # unless the text ends with the closing tag of the element it began with: that tag closed the call
-        by_tag, self._closed_by_tag = self._closed_by_tag, False
-        closed_at_end = by_tag and closes and last_end == len(region)
+        closed_at_end = (closes and last_end == len(region) and self._first_tag is not None
+                         and region.endswith(self._first_tag))
         at_end = closes and last_end == len(region) and not closed_at_end
         self._ends_a_call = at_end and last_start != self._taking_in
         self._taking_in = last_start if at_end else -1

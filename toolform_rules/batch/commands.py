@@ -114,26 +114,22 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _sources(args: argparse.Namespace) -> Sources:
-    """The job's sources, each loaded once here so a bad one stops the command before any worker starts."""
+def _sources(args: argparse.Namespace) -> tuple[Sources, Any]:
+    """The job's sources, and its tools: each loaded once here, so that a bad one stops the command before
+    any worker starts."""
     from ..engine.rule_files import load_rules
-    from ..engine.verbs import validation_profiles
-    from ..errors import UnknownProfileError
+    from ..engine.verbs import require_validation_profile
     from ..schema.loaders import load_tools
     from .jobs import Sources, resolve_source
 
-    ruleset = load_rules(*args.rules) if args.rules else None
-    if args.profile not in validation_profiles(ruleset):
-        raise UnknownProfileError(f"unknown validation profile {args.profile!r}; known: "
-                                  + ", ".join(validation_profiles(ruleset)))
+    require_validation_profile(args.profile, load_rules(*args.rules) if args.rules else None)
     tools = None
     if args.tools is not None:
         tools = load_tools(args.tools, kind=args.kind)
         for warning in tools.warnings:
             print(f"toolform-rules: warning: {warning}", file=sys.stderr)
-    args.loaded_tools = tools
     return Sources(resolve_source(args.tools), args.kind, tuple(str(resolve_source(r)) for r in args.rules),
-                   args.profile, DEFAULT_LIMITS)
+                   args.profile, DEFAULT_LIMITS), tools
 
 
 def _check_policy(path: str | None, tools: Any) -> str | None:
@@ -153,8 +149,6 @@ def _check_engine(args: argparse.Namespace) -> None:
         raise BatchError("--scheduler is for --engine dask")
     if args.out and "*" in args.out and args.engine != "dask":
         raise BatchError("an --out pattern (with *) writes one file per block: --engine dask")
-    if args.engine == "local" and not _is_url(args.input) and args.input != "-" and not os.path.isfile(args.input):
-        raise BatchError(f"{args.input}: no such file")
     if args.engine == "dask" and args.input == "-":
         raise BatchError("--engine dask reads a file or URL, not stdin")
 
@@ -166,7 +160,7 @@ def run(job: GradeJob | ReplayJob, args: argparse.Namespace, on_chunk: Callable[
     bar = _progress(not args.quiet)
     errors: list[str] = []
 
-    def chunk_done(result: ChunkResult, _bytes: int) -> None:
+    def chunk_done(result: ChunkResult) -> None:
         errors.extend(result.errors[:max(0, _SHOWN_ERRORS - len(errors))])
         on_chunk(result)
         if bar is not None:
@@ -260,14 +254,14 @@ def _finish(args: argparse.Namespace, summary: dict[str, Any], text: str, starte
 def cmd_grade(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     _check_engine(args)
-    sources = _sources(args)
+    sources, tools = _sources(args)
     if args.protocol is not None:
         from ..protocols import get_protocol
 
         get_protocol(args.protocol)
     from .jobs import GradeJob
 
-    job = GradeJob(sources, args.protocol, args.rule, _check_policy(args.policy, args.loaded_tools))
+    job = GradeJob(sources, args.protocol, args.rule, _check_policy(args.policy, tools))
     tally = run(job, args, lambda result: None)
     summary = grade_summary(tally)
     return _finish(args, summary, render_grade_summary(summary), started)
@@ -298,11 +292,10 @@ def render_replay_summary(summary: dict[str, Any]) -> str:
 def cmd_replay(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     _check_engine(args)
-    sources = _sources(args)
+    sources, tools = _sources(args)
     from .jobs import ReplayJob
 
-    job = ReplayJob(sources, str(_check_policy(args.policy, args.loaded_tools)),
-                    _check_policy(args.against, args.loaded_tools))
+    job = ReplayJob(sources, str(_check_policy(args.policy, tools)), _check_policy(args.against, tools))
     shown = sys.stderr if args.out == "-" else sys.stdout
 
     def report(result: ChunkResult) -> None:

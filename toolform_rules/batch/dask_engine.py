@@ -85,7 +85,7 @@ def _blocks(url: str, blocksize: int | None, workers: int) -> list[Any]:
 
 def run_dask(job: Any, url: str, out: IO[str] | str, *, client: Any, workers: int, max_line_bytes: int,
              blocksize: int | None = None, in_flight: int = 3,
-             on_chunk: Callable[[ChunkResult, int], None] | None = None) -> Tally:
+             on_chunk: Callable[[ChunkResult], None] | None = None) -> Tally:
     """Run ``job`` over the lines of ``url`` on ``client``'s cluster; results to ``out``.
 
     ``out``: an open text stream (one file, in input order) or a path pattern with ``*`` (one
@@ -108,7 +108,7 @@ def run_dask(job: Any, url: str, out: IO[str] | str, *, client: Any, workers: in
             result.write_to(out)
         tally.merge(result.tally)
         if on_chunk is not None:
-            on_chunk(result, 0)
+            on_chunk(result)
 
     pending: collections.deque[Any] = collections.deque()
     for task in tasks:  # a few blocks per worker ahead, written in order as they finish
@@ -123,12 +123,13 @@ def run_dask(job: Any, url: str, out: IO[str] | str, *, client: Any, workers: in
 # --- for users' own pipelines ------------------------------------------------------------------
 
 def _items(items: Iterable[Any], job: Any) -> list[dict[str, Any]]:
-    """A partition of records through ``job``: records as lines numbered within the partition, results
-    without those numbers (they would not be the records' places in the bag)."""
-    lines = [Line(index, item if isinstance(item, bytes) else
-                  (item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)).encode("utf-8"))
+    """A partition of records (dicts, or their JSON text) through ``job``: numbered within the partition,
+    results without those numbers (they would not be the records' places in the bag)."""
+    lines = [Line(index, b"", record=item) if isinstance(item, dict) else
+             Line(index, item if isinstance(item, bytes) else
+                  (item if isinstance(item, str) else json.dumps(item, default=str)).encode("utf-8"))
              for index, item in enumerate(items, 1)]
-    results = list(job.results(lines, loaded(job.key, job.sources, job.policies()), Tally()))
+    results = list(job.results(lines, loaded(job), Tally()))
     for result in results:
         result.pop("line", None)
     return results

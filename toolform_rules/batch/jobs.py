@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import os
-from typing import IO, Any, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 import attrs
 
@@ -39,16 +39,13 @@ VERDICTS: dict[str | bool, str] = {"allow": "allow", "allowed": "allow", "deny":
                                    "refused": "deny", True: "allow", False: "deny"}
 
 
-def _digest(*parts: Any) -> str:
-    """What names a job in a worker's cache: its parts, and the content of every file they name (a
-    long-running worker must not grade with yesterday's tools.json because its path is the same)."""
-    whole = hashlib.sha256()
-    for part in parts:
-        for text in part if isinstance(part, tuple) else (part,):
-            whole.update(repr(text).encode("utf-8", "surrogatepass"))
-            whole.update(b"\0")
-            if isinstance(text, str) and "\n" not in text and os.path.isabs(text):
-                whole.update(_file_digest(text).encode())
+def _job_key(kind: str, sources: Sources, policies: Sequence[str | None]) -> str:
+    """What names a job in a worker's cache: what it does and with what, and the content of every file
+    it names (a long-running worker must not grade with yesterday's tools.json because its path is the same)."""
+    whole = hashlib.sha256(repr((kind, sources, tuple(policies))).encode("utf-8", "surrogatepass"))
+    for source in (sources.tools, *sources.rules, *policies):
+        if source is not None and "\n" not in source and os.path.isabs(source):
+            whole.update(_file_digest(source).encode())
     return whole.hexdigest()
 
 
@@ -105,12 +102,31 @@ class Sources:
     limits: Limits = DEFAULT_LIMITS
 
 
+class _Recent:
+    """The last ``size`` values made, by key (the least recently used goes first): a worker's loaded jobs,
+    a job's record toolsets."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: collections.OrderedDict[str, Any] = collections.OrderedDict()
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        value = self._values.get(key)
+        if value is None:
+            value = self._values[key] = make()
+            if len(self._values) > self.size:
+                self._values.popitem(last=False)
+        else:
+            self._values.move_to_end(key)
+        return value
+
+
 @attrs.frozen
 class Loaded:
     tools: Toolset | None
     ruleset: RuleSet | None
     policies: tuple[Any, ...]
-    record_tools: collections.OrderedDict[str, Toolset] = attrs.field(factory=collections.OrderedDict)
+    record_tools: _Recent = attrs.field(factory=lambda: _Recent(_RECORD_TOOLSETS))
 
     def tools_for(self, record: dict[str, Any], limits: Limits) -> Toolset:
         """The record's own ``"tools"`` (loaded once per process per distinct value), else the job's."""
@@ -119,38 +135,32 @@ class Loaded:
             if self.tools is None:
                 raise RecordError('no tools: give --tools, or a "tools" field in each record')
             return self.tools
-        key = json.dumps(docs, sort_keys=True, ensure_ascii=False)
-        toolset = self.record_tools.get(key)
-        if toolset is None:
+
+        def load() -> Toolset:
             try:
-                toolset = load_tools(docs, limits=limits)
+                return load_tools(docs, limits=limits)
             except ToolformRulesError as err:
                 raise RecordError(f'its "tools": {err}') from None
-            self.record_tools[key] = toolset
-            if len(self.record_tools) > _RECORD_TOOLSETS:
-                self.record_tools.popitem(last=False)
-        else:
-            self.record_tools.move_to_end(key)
+
+        toolset: Toolset = self.record_tools.get(json.dumps(docs, sort_keys=True, ensure_ascii=False), load)
         return toolset
 
 
-_LOADED: collections.OrderedDict[str, Loaded] = collections.OrderedDict()
+_LOADED = _Recent(_LOADED_JOBS)
 
 
-def loaded(key: str, sources: Sources, policies: Sequence[str | None]) -> Loaded:
+def loaded(job: _Job) -> Loaded:
     """The tools, rules and policies of a job, loaded once per process (the last few jobs are kept)."""
-    found = _LOADED.get(key)
-    if found is not None:
-        _LOADED.move_to_end(key)
-        return found
-    from ..policy import load_policy  # only a job with a policy loads the policy machinery
 
-    ruleset = load_rules(*sources.rules) if sources.rules else None
-    tools = load_tools(sources.tools, sources.kind, limits=sources.limits) if sources.tools is not None else None
-    found = Loaded(tools, ruleset, tuple(None if p is None else load_policy(p) for p in policies))
-    _LOADED[key] = found
-    if len(_LOADED) > _LOADED_JOBS:
-        _LOADED.popitem(last=False)
+    def load() -> Loaded:
+        from ..policy import load_policy  # only a job with a policy loads the policy machinery
+
+        sources = job.sources
+        ruleset = load_rules(*sources.rules) if sources.rules else None
+        tools = load_tools(sources.tools, sources.kind, limits=sources.limits) if sources.tools is not None else None
+        return Loaded(tools, ruleset, tuple(None if p is None else load_policy(p) for p in job.policies()))
+
+    found: Loaded = _LOADED.get(job.key, load)
     return found
 
 
@@ -222,6 +232,8 @@ def _dumps(value: Any) -> str:
 
 def _record(line: Line) -> dict[str, Any]:
     """The record a line holds; :class:`RecordError` if it holds none."""
+    if line.record is not None:
+        return line.record
     if line.problem:
         raise RecordError(line.problem)
     try:
@@ -245,7 +257,7 @@ def _error_record(line: Line, record: dict[str, Any] | None, message: str) -> di
 
 def run_job(job: _Job, lines: Iterable[Line]) -> ChunkResult:
     """A chunk of lines through ``job``: its output lines, tally and report lines."""
-    setup = loaded(job.key, job.sources, job.policies())
+    setup = loaded(job)
     tally = Tally()
     out: list[str] = []
     report: list[str] = []
@@ -320,7 +332,7 @@ class GradeJob(_Job):
 
     @key.default
     def _key(self) -> str:
-        return _digest("grade", self.sources, (self.sources.tools, *self.sources.rules), self.policy)
+        return _job_key("grade", self.sources, self.policies())
 
     def policies(self) -> tuple[str | None, ...]:
         return (self.policy,)
@@ -407,7 +419,7 @@ class ReplayJob(_Job):
 
     @key.default
     def _key(self) -> str:
-        return _digest("replay", self.sources, (self.sources.tools, *self.sources.rules), self.policy, self.against)
+        return _job_key("replay", self.sources, self.policies())
 
     def policies(self) -> tuple[str | None, ...]:
         return (self.policy, self.against)

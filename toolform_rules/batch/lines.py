@@ -7,7 +7,7 @@ than the limit is not kept in memory: it becomes a problem, and the reader goes 
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import attrs
 
@@ -17,23 +17,26 @@ _SKIP_BLOCK = 1 << 20
 
 @attrs.frozen
 class Line:
-    """One input line: its 1-based number, its bytes (line end removed), and why it cannot be read (or ``""``)."""
+    """One input line: its 1-based number, its bytes (line end removed), and why it cannot be read (or ``""``);
+    or, for records that are values already (a Dask bag's dicts), the record itself."""
 
     number: int
     data: bytes
     problem: str = ""
-
-
-def _strip_end(data: bytes) -> bytes:
-    if data.endswith(b"\n"):
-        data = data[:-1]
-    if data.endswith(b"\r"):
-        data = data[:-1]
-    return data
+    record: dict[str, Any] | None = None
 
 
 def _too_long(number: int, size: int, max_line_bytes: int) -> Line:
     return Line(number, b"", f"the line is longer than {max_line_bytes} bytes ({size}); it was not read")
+
+
+def _line(number: int, data: bytes, max_line_bytes: int) -> Line | None:
+    """The line ``data`` (its ``\\n`` already removed) is, or ``None`` for a blank one."""
+    if data.endswith(b"\r"):
+        data = data[:-1]
+    if len(data) > max_line_bytes:
+        return _too_long(number, len(data), max_line_bytes)
+    return Line(number, data) if data.strip() else None
 
 
 def read_lines(handle: BinaryIO, *, max_line_bytes: int, first_number: int = 1) -> Iterator[Line]:
@@ -58,11 +61,9 @@ def read_lines(handle: BinaryIO, *, max_line_bytes: int, first_number: int = 1) 
                     break
             yield _too_long(number, size - (1 if more.endswith(b"\n") else 0), max_line_bytes)
             continue
-        data = _strip_end(data)
-        if len(data) > max_line_bytes:
-            yield _too_long(number, len(data), max_line_bytes)
-        elif data.strip():
-            yield Line(number, data)
+        line = _line(number, data[:-1] if data.endswith(b"\n") else data, max_line_bytes)
+        if line is not None:
+            yield line
 
 
 def split_block(block: bytes, *, first_number: int, max_line_bytes: int) -> list[Line]:
@@ -76,11 +77,9 @@ def split_block(block: bytes, *, first_number: int, max_line_bytes: int) -> list
     if pieces and pieces[-1] == b"":
         pieces.pop()  # the block's last line end
     for offset, piece in enumerate(pieces):
-        data = piece[:-1] if piece.endswith(b"\r") else piece
-        if len(data) > max_line_bytes:
-            lines.append(_too_long(first_number + offset, len(data), max_line_bytes))
-        elif data.strip():
-            lines.append(Line(first_number + offset, data))
+        line = _line(first_number + offset, piece, max_line_bytes)
+        if line is not None:
+            lines.append(line)
     return lines
 
 

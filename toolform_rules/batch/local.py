@@ -53,11 +53,11 @@ def _context() -> Any:
 
 def run_local(job: Any, source: BinaryIO, out: IO[str], *, workers: int = 1, max_line_bytes: int,
               chunk_lines: int = 256, chunk_bytes: int = 1 << 20, in_flight: int = 3,
-              on_chunk: Callable[[ChunkResult, int], None] | None = None) -> Tally:
+              on_chunk: Callable[[ChunkResult], None] | None = None) -> Tally:
     """Run ``job`` over every line of ``source``, writing its output lines to ``out`` in input order.
 
     ``workers``: processes (1: this one); ``in_flight``: chunks per worker handed out ahead;
-    ``on_chunk(result, bytes_read)``: called after each chunk is written (the report, progress).
+    ``on_chunk(result)``: called after each chunk is written (the report, progress).
     Returns the whole tally.
     """
     tally = Tally()
@@ -68,7 +68,7 @@ def run_local(job: Any, source: BinaryIO, out: IO[str], *, workers: int = 1, max
         result.write_to(out)
         tally.merge(result.tally)
         if on_chunk is not None:
-            on_chunk(result, source.tell() if source.seekable() else 0)
+            on_chunk(result)
 
     first = next(groups, None)
     if first is None:

@@ -57,6 +57,20 @@ def validation_profiles(rules: RuleSet | None = None) -> list[str]:
     return [name for name in ruleset.profile_names() if ruleset.validates(name)]
 
 
+def require_validation_profile(profile: str, rules: RuleSet | None = None) -> None:
+    """Refuse a name that is no validation profile (of the built-in rules, or of ``rules``).
+
+    >>> require_validation_profile("sdk")
+    >>> require_validation_profile("sdj")
+    Traceback (most recent call last):
+    ...
+    toolform_rules.errors.UnknownProfileError: unknown validation profile 'sdj'; known: jsonschema, sdk, study
+    """
+    if profile not in validation_profiles(rules):
+        raise UnknownProfileError(f"unknown validation profile {profile!r}; known: "
+                                  + ", ".join(validation_profiles(rules)))
+
+
 def normalisation_profiles(rules: RuleSet | None = None) -> list[str]:
     """What ``normalize_call`` takes as ``strictness``: ``normalized``, ``strict``, and a user's
     profiles (in ``rules``) that have no validation rule."""
