@@ -202,6 +202,16 @@ def test_the_declarations_are_coherent():
             assert "path" in operation.message_fields
             assert set(operation.subsumes) <= set(registered) and set(operation.consults) <= names, name
             assert len({o.name for o in operation.options}) == len(operation.options), name
+            # a check passes its message fields positionally, in this declared order
+            assert set(operation.message_order) == operation.message_fields - {"path"}, name
+            assert len(set(operation.message_order)) == len(operation.message_order), name
+            for option in operation.options:
+                if option.template_fields is not None:
+                    assert set(option.template_order) == option.template_fields - {"path"}, (name, option.name)
+                    # a template that is not given falls back on the rule's message, filled from the same values
+                    assert option.template_fields >= operation.message_fields, (name, option.name)
+            assert phase == "normalise" or (operation.changes is None and not operation.changes_with), name
+            assert all(operation.option(o) is not None for o in operation.changes_with), name
             for option in operation.options:
                 if option.required or option.default is None:
                     continue
@@ -402,3 +412,82 @@ def test_a_user_unknown_tool_rule_gives_its_own_message_and_source(tmp_path):
                               profile="bare", rules=rules).type_errors == ["counterparty: expected string"]
     with pytest.raises(UnknownProfileError, match="has no rule for a call that names no tool"):
         validate_arguments({"name": "nope", "arguments": {}}, sample_toolset(), profile="bare", rules=rules)
+
+
+# --- findings: positional message fields, and which failing calls are normalised ---------------------
+
+
+def test_every_message_field_reaches_a_user_template_in_any_order(tmp_path):
+    """Each operation's checks hand the reporter its fields in their declared order; a user's
+    template may name them in any order, and an option's template falls back on the message."""
+    path = _load(tmp_path, """\
+        rules:
+          - id: mine.type
+            op: type
+            phase: validate
+            bucket: type_errors
+            message: "{value!r} at {path} is a {got}, wanted {expected}"
+            options: {union_message: "{path}: {got} is none of {expected} ({value})"}
+          - id: mine.max-length
+            op: max_length
+            phase: validate
+            bucket: constraint_errors
+            message: "{size} > {limit} for {path} ({value})"
+          - id: mine.pattern
+            op: pattern
+            phase: validate
+            bucket: constraint_errors
+            message: "{pattern} / {value} / {path}"
+        profiles:
+          - name: mine
+            extends: sdk
+            replace: {study.type: mine.type, sdk.pattern: mine.pattern, study.max-length: mine.max-length}
+        """)
+    rules = load_rules(path)
+    tool = [{"name": "t", "parameters": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "u": {"type": ["integer", "boolean"]},
+        "s": {"type": "string", "maxLength": 2, "pattern": "^a"}}}}]
+    report = validate_arguments({"name": "t", "arguments": {"n": "x", "u": "y", "s": "bcd"}}, tool,
+                                profile="mine", rules=rules)
+    assert [f.message for f in report.findings] == [
+        "'x' at n is a str, wanted integer", "u: str is none of integer or boolean (y)", "3 > 2 for s (bcd)",
+        "^a / bcd / s"]
+
+
+@pytest.mark.parametrize("options, repairable", [
+    ({}, (float,)),
+    ({"sdk.normalise-fields": {"rename": True}}, None),  # renaming a key may repair any value
+    ({"sdk.normalise-items": {"untyped_items": "generic"}}, None),
+])
+def test_a_program_knows_which_values_its_repairing_rules_may_change(options, repairable):
+    rules = tuple(attrs.evolve(r, options={**r.options, **options.get(r.id, {})})
+                  for r in builtin_rules().profile_rules("sdk"))
+    from toolform_rules.engine.compiler import compile_tool
+
+    program = compile_tool(sample_tool(), rules, DEFAULT_LIMITS)
+    assert program.normalise_on_failure and program.repairable == repairable
+    undeclared = attrs.evolve(NORMALISE_OPERATIONS["integral_float_to_integer"], changes=None)
+    assert undeclared.changed_types({}) is None
+
+
+def test_a_failing_call_is_normalised_only_when_a_reported_value_holds_what_the_rules_change(monkeypatch):
+    from toolform_rules.engine import compiler
+
+    seen = []
+    real = compiler._may_repair
+    monkeypatch.setattr(compiler, "_may_repair", lambda *a: seen.append(real(*a)) or seen[-1])
+    toolset = sample_toolset()
+
+    def run(arguments):
+        return validate_arguments({"name": "legal_draft_v3", "arguments": arguments}, toolset)
+
+    # the seed's invalid call: -5, "ten" and an unknown "red": no float to repair, nothing normalised
+    assert run({"counterparty": "Acme", "value": -5, "term_months": "ten", "colour": "red"}).n_errors == 3
+    assert seen == [False]
+    # an integral float where an integer is wanted: normalised, and then it passes
+    assert run({"counterparty": "Acme", "value": 5, "term_months": 12.0}).ok and seen[-1] is True
+    # a float that is fine (value is a number) beside an error elsewhere: not normalised
+    assert run({"counterparty": "Acme", "value": 5.5, "term_months": "x"}).type_errors and seen[-1] is False
+    # a float below an object that failed (the scan goes down): normalised, still failing
+    assert run({"counterparty": "Acme", "value": 1, "term_months": 1,
+                "contract_details": {"status": 3.0}}).n_errors == 1 and seen[-1] is True

@@ -664,6 +664,14 @@ def operations_markdown() -> list[str]:
             if operation.consults:
                 facts.append("consults " + ", ".join(f"`{o}`" for o in operation.consults)
                              + " (whether the profile also runs it)")
+            if operation.changes is not None:
+                changed = (", ".join(f"`{t.__name__}`" for t in operation.changes) + " values only" if operation.changes
+                           else "no value itself, only rebuilds a container whose child changed")
+                if operation.changes_with:
+                    changed += ("; any value when a rule sets " + " or ".join(f"`{o}`" for o in operation.changes_with)
+                                + " other than its default")
+                facts.append("changes " + changed + " (a profile whose rules repair only rejected values normalises "
+                             "a failing call only when a reported value holds what they change)")
             if not operation.options:
                 facts.append("options: none")
             out += [f"- {fact}" for fact in facts]

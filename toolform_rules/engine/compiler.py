@@ -12,6 +12,7 @@ profile, so nodes that ask the same share them, across tools (:class:`SharedNode
 from __future__ import annotations
 
 import weakref
+from operator import countOf
 from typing import Any, Callable
 
 import attrs
@@ -19,7 +20,7 @@ import attrs
 from ..schema.ir import Schema, Tool, content_key
 from ..limits import Limits
 from .context import Bound, Check, NodeContext, Path, Reporter, Transform, TypeGate, accept, make_reporter
-from .report import Finding, ValidationReport, VALID, rule_ids
+from .report import Finding, ValidationReport, VALID, report_of, rule_ids
 from .rules import Rule, RuleSet
 
 NESTING_LIMIT = Finding("engine.nesting-limit", "constraint_errors", (),
@@ -41,7 +42,8 @@ class SharedNodes:
         self.checks: weakref.WeakValueDictionary[tuple, Check] = weakref.WeakValueDictionary()
         self.normalisers: weakref.WeakValueDictionary[tuple, Transform] = weakref.WeakValueDictionary()
         self.passing: weakref.WeakKeyDictionary[Check, frozenset[type]] = weakref.WeakKeyDictionary()
-        self.reporters: dict[int, tuple[Rule, Reporter]] = {}  # id(rule) -> it (kept, so the id stays its), its reporter
+        # (id(rule), template option or None) -> the rule (kept, so the id stays its), its reporter
+        self.reporters: dict[tuple[int, str | None], tuple[Rule, Reporter]] = {}
         order = {r.id: r.order for r in rules}
         self.rule_order = order  # how a program orders findings: the same for every tool of the profile
         self.late_rules = frozenset(k for k, v in order.items() if v)
@@ -71,6 +73,7 @@ class Compiler:
         self.limits = limits
         self.ruleset = ruleset  # where another profile is looked up (None: the built-in rules)
         declared = [(r, op) for r in rules if (op := operation_of(r.phase, r.op)) is not None]
+        self.operations = {r.id: op for r, op in declared}
         # a "call" operation (unknown_tool) is run by the engine on a call naming no tool, not per node
         self.validate_rules = [(r, op.function) for r, op in declared if r.phase == "validate" and op.acts_on == "node"]
         self.normalise_rules = [(r, op.function) for r, op in declared if r.phase == "normalise"]
@@ -112,12 +115,21 @@ class Compiler:
         """The types ``check`` accepts outright, when it is a type gate's check (else none)."""
         return self.shared.passing.get(check, _NO_TYPES)
 
-    def reporter(self, rule: Rule) -> Reporter:
-        """The reporter of ``rule``, made once for this compiler."""
+    def reporter(self, rule: Rule, template: str | None = None) -> Reporter:
+        """The reporter of ``rule`` (or of its operation's template option ``template``), made once per profile."""
         reporters = self.shared.reporters
-        entry = reporters.get(id(rule))
+        key = (id(rule), template)
+        entry = reporters.get(key)
         if entry is None:
-            entry = reporters[id(rule)] = (rule, make_reporter(rule))
+            operation = self.operations[rule.id]
+            if template is None:
+                made = make_reporter(rule, operation.message_order)
+            else:
+                option = operation.option(template)
+                if option is None or option.template_fields is None:
+                    raise LookupError(f"operation {rule.op!r} declares no template option {template!r}")
+                made = make_reporter(rule, option.template_order, rule.options[template])
+            entry = reporters[key] = (rule, made)
         return entry[1]
 
     @staticmethod
@@ -276,7 +288,7 @@ def _gated_bounds(gate: Check, passing: frozenset[type], declared: list[Bound]) 
         kind = type(value)
         if kind is int or kind is float or (isinstance(value, (int, float)) and (bool_is_number or kind is not bool)):
             if failed(value, limit):
-                return report(out, path, value=value, limit=limit)
+                return report(out, path, value, limit)
         return False
 
     if len(bounds) == 1:
@@ -287,7 +299,7 @@ def _gated_bounds(gate: Check, passing: frozenset[type], declared: list[Bound]) 
             kind = type(value)
             if kind in passing:
                 if (kind is int or kind is float) and failed(value, limit):
-                    return report(out, path, value=value, limit=limit)
+                    return report(out, path, value, limit)
                 return kind is not int and kind is not float and in_bounds(value, path, out, only)
             if gate(value, path, out):
                 return True
@@ -301,8 +313,8 @@ def _gated_bounds(gate: Check, passing: frozenset[type], declared: list[Bound]) 
     def gate_then_bounds(value: Any, path: Path, out: list) -> bool:
         kind = type(value)
         if kind in passing and (kind is int or kind is float):
-            low = failed_1(value, limit_1) and report_1(out, path, value=value, limit=limit_1)
-            return failed_2(value, limit_2) and report_2(out, path, value=value, limit=limit_2) or low
+            low = failed_1(value, limit_1) and report_1(out, path, value, limit_1)
+            return failed_2(value, limit_2) and report_2(out, path, value, limit_2) or low
         if kind not in passing and gate(value, path, out):
             return True
         low = in_bounds(value, path, out, first)
@@ -350,6 +362,9 @@ class Program:
     positional_rules: frozenset[str]  # rules whose findings are listed in argument order, depth first
     # every normalisation rule repairs only what validation rejects: normalise only a failing call
     normalise_on_failure: bool = False
+    # ... and the only values those rules change are of these types (None: any): a failing call
+    # none of whose failing values holds one is not normalised (see _may_repair)
+    repairable: tuple[type, ...] | None = None
 
     def run(self, arguments: Any) -> ValidationReport:
         """Validate one call's arguments; the input is never modified."""
@@ -366,7 +381,8 @@ class Program:
             out.append(NESTING_LIMIT)
         if not out:
             return VALID
-        if normalise is not None and self.normalise_on_failure:
+        if normalise is not None and self.normalise_on_failure and (
+                self.repairable is None or _may_repair(out, arguments, self.repairable)):
             try:
                 repaired = normalise(arguments)
             except RecursionError:
@@ -382,12 +398,65 @@ class Program:
         if len(out) > 1:  # (one finding is in order already)
             fired = rule_ids(out)
             positional = self.positional_rules
-            if positional and sum(map(positional.__contains__, fired)) > 1:
+            if positional and (countOf(fired, next(iter(positional))) if len(positional) == 1
+                               else sum(map(positional.__contains__, fired))) > 1:
                 _order_by_position(out, positional, arguments)
             if self.late_rules and not self.late_rules.isdisjoint(fired):
                 order = self.rule_order
                 out.sort(key=lambda f: order.get(f.rule, 0))
-        return ValidationReport(tuple(out))
+        return report_of(tuple(out))
+
+
+def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...]) -> bool:
+    """Whether a value some finding is about holds, at any depth, a value of ``types``.
+
+    A rule that repairs only rejected values changes only a value some check reported: the
+    finding's path is that value's, or an ancestor's.  So when no reported value holds a type
+    the profile's rules may change, normalising would change nothing.  Each finding's path is followed as far
+    as the arguments go, and what is there scanned whole (a missing argument: its parent).
+    """
+    if not types:
+        return False
+    top = arguments if type(arguments) is dict else None
+    for finding in findings:
+        path = finding[2]
+        if top is not None and len(path) == 1:  # a top-level argument: the commonest place
+            value = top.get(path[0], top)
+        else:
+            value = arguments
+            for part in path:
+                if type(value) is dict:
+                    if part not in value:
+                        break
+                    value = value[part]
+                elif isinstance(value, (list, tuple)) and type(part) is int and 0 <= part < len(value):
+                    value = value[part]
+                else:  # not there, or in a container of another kind: scan what holds it
+                    break
+        if type(value) in _PLAIN_SCALARS:
+            if isinstance(value, types):
+                return True
+        elif _holds(value, types):
+            return True
+    return False
+
+
+_MISSING = object()
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _holds(value: Any, types: tuple[type, ...]) -> bool:
+    """Whether ``value`` is or holds, at any depth, a value of ``types`` (no recursion; cycles visited once)."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, types):
+            return True
+        if isinstance(value, (dict, list, tuple)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(value.values() if isinstance(value, dict) else value)
+    return False
 
 
 def _position(path: tuple, value: Any) -> tuple[int, ...]:
@@ -425,4 +494,7 @@ def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits, ruleset: R
     compiler.done()
     shared = compiler.shared
     on_failure = bool(compiler.normalise_rules) and all(r.repairs_only_rejected for r, _ in compiler.normalise_rules)
-    return Program(tool, normalise, check, shared.late_rules, shared.rule_order, shared.positional_rules, on_failure)
+    changed = [compiler.operations[r.id].changed_types(r.options) for r, _ in compiler.normalise_rules]
+    repairable = None if None in changed else tuple({t: None for types in changed for t in types or ()})
+    return Program(tool, normalise, check, shared.late_rules, shared.rule_order, shared.positional_rules, on_failure,
+                   repairable)

@@ -66,25 +66,27 @@ class Bound:
     bool_is_number: bool
 
 
-#: What reports a rule's failure: ``report(out, path, template=None, **fields) -> True`` appends
-#: one finding to ``out`` (see :func:`make_reporter`).
+#: What reports a rule's failure: ``report(out, path, *values) -> True`` appends one finding to
+#: ``out``, the values given in the order of the fields it was made for (see :func:`make_reporter`).
 Reporter = Callable[..., bool]
 
 
-def make_reporter(rule: Rule) -> Reporter:
+def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = None) -> Reporter:
     """The reporter of ``rule``: fills its message template, stamps its id, bucket and source.
 
-    A closure rather than an object with ``__call__``: every error of an invalid call comes
-    through here, and a closure is called in two thirds of the time.  The path is flattened
-    in one pass (a top-level argument, the commonest place, inline), the message filled by a
-    formatter made once (:func:`.report.message_formatter`; an option's template, such as
-    ``union_message``, gets its own the first time), the finding made from one tuple
+    ``fields``: the names of the values a finding is reported with, in order (an
+    operation's declared message fields, or an option template's); ``template``: the
+    message, when not the rule's own.  A closure called with positional values: every
+    error of an invalid call comes through here, and a keyword dict and a mapping lookup
+    per field cost more than the rest of it.  The path is flattened in one pass (a
+    top-level argument, the commonest place, inline), the message filled by a formatter
+    made once (:func:`.report.message_formatter`), the finding made from one tuple
     (:func:`.report.finding_from_fields`).
 
     >>> from toolform_rules.engine.rule_files import builtin_rules
     >>> minimum = next(r for r in builtin_rules().profile_rules("sdk") if r.op == "minimum")
     >>> out = []
-    >>> make_reporter(minimum)(out, (None, "value"), value=-5, limit=0)
+    >>> make_reporter(minimum, ("value", "limit"))(out, (None, "value"), -5, 0)
     True
     >>> out[0].rule, out[0].path, out[0].message
     ('study.minimum', ('value',), 'value: -5 < minimum 0')
@@ -92,25 +94,18 @@ def make_reporter(rule: Rule) -> Reporter:
     rule_id = rule.id
     bucket = rule.bucket or "constraint_errors"
     source = str(rule.source)
-    fill = message_formatter(rule.message or "")
-    fills: dict[str, Callable[[dict], str]] = {}
+    fill = message_formatter(template if template is not None else rule.message or "", ("path", *fields))
 
-    def report(out: list, path: Path, template: str | None = None, **fields: Any) -> bool:
+    def report(out: list, path: Path, *values: Any) -> bool:
         flat: tuple[str | int, ...]
         if path is None:
-            flat, fields["path"] = (), "$"
+            flat, text = (), "$"
         elif path[0] is None and type(path[1]) is str:
-            flat, fields["path"] = (path[1],), path[1]
+            text = path[1]
+            flat = (text,)
         else:
-            flat, fields["path"] = located(path)
-        if template is None:
-            message = fill(fields)
-        else:
-            other = fills.get(template)
-            if other is None:
-                other = fills[template] = message_formatter(template)
-            message = other(fields)
-        out.append(finding_from_fields((rule_id, bucket, flat, message, source, "error", None)))
+            flat, text = located(path)
+        out.append(finding_from_fields((rule_id, bucket, flat, fill((text, *values)), source, "error", None)))
         return True
 
     return report
@@ -143,9 +138,15 @@ class NodeContext:
         """The normaliser of ``schema`` under another (normalisation) profile of the built-in rules."""
         return self.compiler.under(profile).normaliser_of(schema)
 
-    def reporter(self, rule: Rule) -> Reporter:
-        """The reporter of ``rule`` (one per rule, shared by every node that reports under it)."""
-        return self.compiler.reporter(rule)
+    def reporter(self, rule: Rule, template: str | None = None) -> Reporter:
+        """The reporter of ``rule``, called with its operation's message fields in their declared order.
+
+        ``template``: the name of one of the operation's template options (such as
+        ``timeout_message``): the reporter fills that template, when the rule gives it, with
+        that option's fields, in their declared order.  One per rule and template, shared by
+        every node that reports under it.
+        """
+        return self.compiler.reporter(rule, template)
 
     def passing_types(self, check: Check) -> frozenset[type]:
         """The Python types ``check`` (a compiled child) accepts outright: a type gate's, else none."""

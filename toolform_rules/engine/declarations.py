@@ -33,7 +33,8 @@ class Option:
     ``type`` is ``bool``, ``str`` or ``tuple[str, ...]`` (a YAML list of strings);
     ``choices`` limits a string to those words; ``template_fields``, when set, makes the
     string a message template that may use those fields (and ``path``), checked like a
-    rule's ``message``.  ``default`` is what the operation reads when the rule does not
+    rule's ``message``; ``template_order`` holds them in the order the operation reports
+    them (see :func:`.context.make_reporter`).  ``default`` is what the operation reads when the rule does not
     give the option (``None``: "not given", e.g. a template that falls back on ``message``).
 
     >>> Option("split_commas", bool, True, "split text on commas").kind
@@ -49,6 +50,7 @@ class Option:
     required: bool = False
     choices: tuple[str, ...] = ()
     template_fields: frozenset[str] | None = None
+    template_order: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -66,7 +68,7 @@ def template(name: str, doc: str, fields: tuple[str, ...]) -> Option:
     >>> sorted(template("timeout_message", "when a match times out", ("value",)).template_fields)
     ['path', 'value']
     """
-    return Option(name, str, None, doc, template_fields=frozenset(fields) | {"path"})
+    return Option(name, str, None, doc, template_fields=frozenset(fields) | {"path"}, template_order=tuple(fields))
 
 
 @attrs.frozen
@@ -78,12 +80,19 @@ class Operation:
     (normalisation), or ``None`` when the node gives it nothing to do; for a ``call``
     operation ``function(rule)`` returns the check of a call whose name resolves to no
     tool, called with that name.
-    ``message_fields``: the fields its findings fill in the rule's ``message`` (``path`` always).
+    ``message_fields``: the fields its findings fill in the rule's ``message`` (``path`` always);
+    ``message_order``: the same but ``path``, in the order its checks pass them to a reporter.
     ``subsumes``: operations whose work this one may take over at a node, in the same walk
     (``properties`` reports the undeclared keys ``additional_properties`` would); the
     compiler tells each side who the other is (:meth:`NodeContext.subsumed`).
     ``consults``: operations this one asks whether the profile also runs
     (:meth:`NodeContext.profile_runs`); it may ask about no other.
+    ``changes``: (normalisation) the Python types of the only values it may replace
+    (``()``: it replaces none itself, only rebuilds a container whose child changed;
+    ``None``: undeclared, any value); ``changes_with``: options that, when a rule sets
+    them to other than their default, make it change anything (renaming keys...).  A
+    profile whose rules repair only rejected values normalises a failing call only when a
+    failing value holds such a type (see ``compiler.Program``).
     """
 
     function: Callable[..., Any]
@@ -93,12 +102,22 @@ class Operation:
     subsumes: tuple[str, ...] = ()
     consults: tuple[str, ...] = ()
     acts_on: str = attrs.field(default="node", validator=one_of(TARGETS))
+    message_order: tuple[str, ...] = ()
+    changes: tuple[type, ...] | None = None
+    changes_with: tuple[str, ...] = ()
 
     @property
     def doc(self) -> str:
         """The first paragraph of the function's docstring, on one line."""
         text = (self.function.__doc__ or "").strip().split("\n\n")[0]
         return " ".join(text.split())
+
+    def changed_types(self, options: dict[str, Any]) -> tuple[type, ...] | None:
+        """The types of value a rule giving ``options`` may change (``None``: any)."""
+        if self.changes is None or any(options.get(name) != self.option(name).default  # type: ignore[union-attr]
+                                       for name in self.changes_with):
+            return None
+        return self.changes
 
     def option(self, name: str) -> Option | None:
         """The declared option ``name``, or ``None``."""
@@ -109,8 +128,9 @@ class Operation:
 
 
 def operation(phase: str, *, options: tuple[Option, ...] = (), message_fields: tuple[str, ...] = (),
-              subsumes: tuple[str, ...] = (), consults: tuple[str, ...] = (),
-              acts_on: str = "node") -> Callable[[Callable[..., Any]], Operation]:
+              subsumes: tuple[str, ...] = (), consults: tuple[str, ...] = (), acts_on: str = "node",
+              changes: tuple[type, ...] | None = None,
+              changes_with: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Operation]:
     """Declare the function below as an operation of ``phase``, with what it reads and provides.
 
     >>> @operation("normalise", options=(Option("copy", bool, False, "always return a new list"),))
@@ -122,6 +142,7 @@ def operation(phase: str, *, options: tuple[Option, ...] = (), message_fields: t
 
     def declare(function: Callable[..., Any]) -> Operation:
         return Operation(function, phase, tuple(options), frozenset(message_fields) | {"path"},
-                         tuple(subsumes), tuple(consults), acts_on)
+                         tuple(subsumes), tuple(consults), acts_on, tuple(message_fields), changes,
+                         tuple(changes_with))
 
     return declare

@@ -151,7 +151,7 @@ def bool_to_number(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     return lambda v: int(v) if isinstance(v, bool) else v
 
 
-@operation("normalise")
+@operation("normalise", changes=(float,))
 def integral_float_to_integer(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A float with no fraction (``5.0``) where an integer is wanted becomes ``5``.
 
@@ -387,7 +387,7 @@ def wrap_in_list(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None
     return transform
 
 
-@operation("normalise", consults=_FOLDING, options=(
+@operation("normalise", consults=_FOLDING, changes=(), changes_with=("untyped_items",), options=(
     Option("copy", bool, False, "the list is always copied, even when no item changes"),
     Option("untyped_items", str, "keep", "items of a list with no items schema: kept as they are, or given "
            "their generic form (canonical, folded when the profile folds case)", choices=("keep", "generic")),
@@ -485,7 +485,7 @@ def _field_resolver(node: Schema, *, last_wins: bool) -> Callable[[Any], str | N
     return resolve
 
 
-@operation("normalise", consults=_FOLDING, options=(
+@operation("normalise", consults=_FOLDING, changes=(), changes_with=("rename", "unknown", "sort_nested"), options=(
     Option("rename", bool, False, "a key written under another naming convention (`termMonths`) is renamed to "
            "the declared name (`term_months`)"),
     Option("unknown", str, "keep", "undeclared arguments: kept as they are, or given their generic form",

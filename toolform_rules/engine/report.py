@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import operator
 import string
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 import attrs
 
@@ -56,40 +56,49 @@ def located(path: Any) -> tuple[tuple[str | int, ...], str]:
     return flat, format_path(flat)
 
 
-def message_formatter(template: str) -> Callable[[Mapping[str, Any]], str]:
-    """``template.format_map`` as a function made once: what fills a rule's message on every finding.
+def message_formatter(template: str, names: tuple[str, ...]) -> Callable[[tuple], str]:
+    """``template`` filled from a tuple of values, one per name of ``names``, in that order: made once.
 
-    A template whose fields are plain names with no format spec (every built-in one) is
-    turned into a ``%``-format and an item getter, read at C speed, three times faster than
-    ``str.format_map`` (which parses the template on every call); ``{x}`` is ``%s``, i.e.
-    ``str(x)``, which is ``format(x, "")`` for every value a JSON call can hold.  Any other
-    template is filled by ``format_map`` itself.
+    What fills a rule's message on every finding.  A template whose fields are plain names
+    with no format spec (every built-in one) is turned into a ``%``-format read at C speed:
+    when it names the fields in the order given, the values tuple is its argument as it
+    stands, else an item getter picks them.  ``{x}`` is ``%s``, i.e. ``str(x)``, which is
+    ``format(x, "")`` for every value a JSON call can hold.  Any other template is filled by
+    ``str.format_map``.  A field not in ``names`` is refused here, not when a call fails.
 
-    >>> fill = message_formatter("{path}: {value} < minimum {limit} (100%, {{x}}, {value!r})")
-    >>> fill({"path": "n", "value": -5, "limit": 0})
+    >>> fill = message_formatter("{path}: {value} < minimum {limit} (100%, {{x}}, {value!r})",
+    ...                          ("path", "value", "limit"))
+    >>> fill(("n", -5, 0))
     'n: -5 < minimum 0 (100%, {x}, -5)'
-    >>> message_formatter("{value:>4}")({"value": 7})
+    >>> message_formatter("{value:>4}", ("path", "value"))(("n", 7))
     '   7'
     """
     parts: list[str] = []
-    names: list[str] = []
+    used: list[str] = []
+    plain = True
     for literal, name, spec, conversion in string.Formatter().parse(template):
         parts.append(literal.replace("%", "%%"))
         if name is None:
             continue
-        if spec or conversion not in (None, "s", "r", "a") or not name.isidentifier():
-            return template.format_map
+        if name not in names:
+            raise LookupError(f"message template {template!r} uses {{{name}}}; the fields are {', '.join(names)}")
+        if spec or conversion not in (None, "s", "r", "a"):
+            plain = False
         parts.append("%" + (conversion or "s"))
-        names.append(name)
+        used.append(name)
+    if not plain:
+        return lambda values: template.format_map(dict(zip(names, values)))
     percent = "".join(parts)
-    if not names:
+    if not used:
         text = percent % ()
-        return lambda fields: text
-    if len(names) == 1:
-        one = operator.itemgetter(names[0])
-        return lambda fields: percent % (one(fields),)
-    several = operator.itemgetter(*names)
-    return lambda fields: percent % several(fields)
+        return lambda values: text
+    if tuple(used) == names:
+        return percent.__mod__
+    if len(used) == 1:
+        index = names.index(used[0])
+        return lambda values: percent % (values[index],)
+    pick = operator.itemgetter(*(names.index(name) for name in used))
+    return lambda values: percent % pick(values)
 
 
 def json_pointer(path: tuple[str | int, ...]) -> str:
@@ -245,3 +254,19 @@ class ValidationReport:
 
 
 VALID = ValidationReport()
+
+_new = object.__new__
+_set_findings = ValidationReport.findings.__set__  # type: ignore[attr-defined]  # (a slot)
+_set_warnings = ValidationReport.warnings.__set__  # type: ignore[attr-defined]
+
+
+def report_of(findings: tuple[Finding, ...]) -> ValidationReport:
+    """``ValidationReport(findings)`` at a third less of the cost: set through its slots, as its ``__init__`` would.
+
+    >>> report_of(()) == ValidationReport(())
+    True
+    """
+    report = _new(ValidationReport)
+    _set_findings(report, findings)
+    _set_warnings(report, ())
+    return report

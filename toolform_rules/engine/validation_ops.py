@@ -84,13 +84,29 @@ def _has_const(node: Schema) -> bool:
 
 def _type_test(name: str, integral_float_is_integer: bool) -> Callable[[Any], bool]:
     exact = EXACT_TYPES[name]
+    settled = _settled_types(name, integral_float_is_integer)
 
     def test(value: Any) -> bool:
-        if type(value) in exact:
+        kind = type(value)
+        if kind in exact:
             return True
+        if kind in settled:
+            return False
         return is_json_type(value, name, integral_float_is_integer=integral_float_is_integer)
 
     return test
+
+
+_PLAIN_TYPES: frozenset[type] = frozenset().union(*EXACT_TYPES.values())
+
+
+def _settled_types(name: str, integral_float_is_integer: bool) -> frozenset[type]:
+    """The types whose values are of JSON type ``name`` exactly when their type says so.
+
+    Every plain JSON type but, when an integral float counts as an integer, ``float``:
+    only a subclass (or such a float) needs the full test.
+    """
+    return _PLAIN_TYPES - {float} if integral_float_is_integer and name == "integer" else _PLAIN_TYPES
 
 
 def _nullable(schema: Schema, rule: Rule) -> bool:
@@ -105,10 +121,10 @@ def unknown_tool(rule: Rule) -> Check:
     Not compiled per node: the engine calls the check it returns, with the call's name,
     when no tool answers to that name.
     """
-    report = make_reporter(rule)
+    report = make_reporter(rule, unknown_tool.message_order)
 
     def check(name: Any, path: Any, out: list) -> bool:
-        return report(out, path, name=name)
+        return report(out, path, name)
 
     return check
 
@@ -135,16 +151,18 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | TypeGate | None
         (name,) = types
         exact = EXACT_TYPES[name]
         test = _type_test(name, integral)
+        settled = _settled_types(name, integral)
 
         def check_one(value: Any, path: Any, out: list) -> bool:
-            if type(value) in exact or test(value):
+            kind = type(value)
+            if kind in exact or (kind not in settled and test(value)):  # (see _type_test)
                 return False
-            return report(out, path, expected=name, got=type(value).__name__, value=value)
+            return report(out, path, name, kind.__name__, value)
 
         return TypeGate(check_one, exact)  # the compiler tests these types inline
     tests = tuple(_type_test(t, integral) for t in types)
     exact_any = frozenset().union(*(EXACT_TYPES[t] for t in types))
-    union_message = rule.options["union_message"]
+    report_union = ctx.reporter(rule, "union_message")
     expected = " or ".join(types)
 
     def check_many(value: Any, path: tuple, out: list) -> bool:
@@ -152,7 +170,7 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | TypeGate | None
             return False
         if any(test(value) for test in tests):
             return False
-        return report(out, path, union_message, expected=expected, got=type(value).__name__, value=value)
+        return report_union(out, path, expected, type(value).__name__, value)
 
     return check_many
 
@@ -165,7 +183,7 @@ def boolean_schema(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     report = ctx.reporter(rule)
 
     def check(value: Any, path: tuple, out: list) -> bool:
-        return report(out, path, value=value)
+        return report(out, path, value)
 
     return check
 
@@ -216,7 +234,7 @@ def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             return False
         if is_member(value):
             return False
-        return report(out, path, value=value, members=shown)
+        return report(out, path, value, shown)
 
     return check
 
@@ -234,7 +252,7 @@ def const(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     def check(value: Any, path: tuple, out: list) -> bool:
         if is_member(value):
             return False
-        return report(out, path, value=value, const=expected, members=shown)
+        return report(out, path, value, expected, shown)
 
     return check
 
@@ -259,7 +277,7 @@ def _bound(attribute: str, failed: Callable[[Any, Any], bool]) -> Operation:
             kind = type(value)
             if kind is int or kind is float or (isinstance(value, _NUMBERS) and (bool_is_number or kind is not bool)):
                 if failed(value, limit):
-                    return report(out, path, value=value, limit=limit)
+                    return report(out, path, value, limit)
             return False
 
         # what the compiler needs to fold this bound into the type gate before it (see _chain)
@@ -288,7 +306,7 @@ def _size(attribute: str, kinds: tuple[type[Sized], ...], too: Callable[[int, in
 
         def check(value: Any, path: Any, out: list) -> bool:
             if isinstance(value, kinds) and too(len(value), limit):
-                return report(out, path, value=value, limit=limit, size=len(value))
+                return report(out, path, value, limit, len(value))
             return False
 
         return check
@@ -408,21 +426,20 @@ def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     report = ctx.reporter(rule)
     timeout = ctx.limits.pattern_timeout
     longest = ctx.limits.max_pattern_subject
-    too_costly = rule.options["timeout_message"]
-    too_long = rule.options["too_long_message"]
+    report_too_costly = ctx.reporter(rule, "timeout_message")
+    report_too_long = ctx.reporter(rule, "too_long_message")
 
     def check(value: Any, path: tuple, out: list) -> bool:
         if not isinstance(value, str):
             return False
         if len(value) > longest:
-            return report(out, path, too_long, value=value[:40] + "...", pattern=source, timeout=timeout,
-                          limit=longest)
+            return report_too_long(out, path, value[:40] + "...", source, timeout, longest)
         try:
             if compiled.search(value, timeout=timeout) is not None:
                 return False
         except TimeoutError:
-            return report(out, path, too_costly, value=value, pattern=source, timeout=timeout)
-        return report(out, path, value=value, pattern=source)
+            return report_too_costly(out, path, value, source, timeout)
+        return report(out, path, value, source)
 
     return check
 
@@ -486,7 +503,7 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
                 name = resolve(key)
                 if name is None:
                     if report_undeclared is not None:
-                        failed = report_undeclared(out, (path, key), key=key)
+                        failed = report_undeclared(out, (path, key), key)
                     continue
                 entry = table[name]
             sub, passing, none_is_absent = entry
@@ -573,7 +590,7 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
             if key in declared or not undeclared(key):
                 continue
             if sub is None:
-                failed = report(out, (path, key), key=key) or failed
+                failed = report(out, (path, key), key) or failed
             elif sub(item, (path, key), out):
                 failed = True
         return failed
@@ -611,7 +628,7 @@ def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         for name in names:
             if name in value or (canonical and canonical_name(name) in given):
                 continue
-            failed = report(out, (path, name), name=name)
+            failed = report(out, (path, name), name)
         return failed
 
     return check
@@ -633,7 +650,7 @@ def dependent_required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
             if trigger in value:
                 for name in needed:
                     if name not in value:
-                        failed = report(out, (path, name), name=name, trigger=trigger)
+                        failed = report(out, (path, name), name, trigger)
         return failed
 
     return check
@@ -748,7 +765,7 @@ def unique_items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         for i in range(len(value)):
             for j in range(i):
                 if json_equal(value[i], value[j]):
-                    return report(out, path, first=j, second=i)
+                    return report(out, path, j, i)
         return False
 
     return check
@@ -769,7 +786,7 @@ def contains(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             return False
         hits = sum(1 for item in value if not sub(item, path, []))
         if hits < low or (high is not None and hits > high):
-            return report(out, path, count=hits, low=low, high=high if high is not None else "any")
+            return report(out, path, hits, low, high if high is not None else "any")
         return False
 
     return check
@@ -810,7 +827,7 @@ def any_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         for sub in subs:
             if not sub(value, path, []):
                 return False
-        return report(out, path, value=value, got=type(value).__name__)
+        return report(out, path, value, type(value).__name__)
 
     return check
 
@@ -827,7 +844,7 @@ def one_of(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         hits = sum(1 for sub in subs if not sub(value, path, []))
         if hits == 1:
             return False
-        return report(out, path, value=value, count=hits, got=type(value).__name__)
+        return report(out, path, value, hits, type(value).__name__)
 
     return check
 
@@ -862,7 +879,7 @@ def not_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     def check(value: Any, path: tuple, out: list) -> bool:
         if sub(value, path, []):
             return False
-        return report(out, path, value=value)
+        return report(out, path, value)
 
     return check
 
