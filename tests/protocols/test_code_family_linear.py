@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from support.growth import GROWN, assert_grows_linearly
 from toolform_rules import Limits, ToolCall, sample_toolset
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import INTERNAL_ERROR
-from toolform_rules.protocols.code_family import PY_QUOTING, Closer, Quoting
+from toolform_rules.protocols.code_family import BLANK, PY_QUOTING, Closer, Quoting, outside
 from toolform_rules.protocols.graphql_call import GQL_QUOTING
 from toolform_rules.protocols.sexpr_call import SEXPR_QUOTING
 from toolform_rules.protocols.sql_call import SQL_QUOTING
@@ -171,3 +172,48 @@ def test_the_caps_come_from_the_limits_passed() -> None:
     assert [c.name for c in protocol.parse(text).calls] == ["f", "g"]
     capped = protocol.parse(text, limits=Limits(reply_candidates=1))
     assert [c.name for c in capped.calls] == ["f"] and "Limits.reply_candidates" in " ".join(capped.notes), capped
+
+
+# --- the text outside the calls (quoted in a note) ---------------------------------------------------
+
+_WORD_RUN = re.compile(r"\S+")
+_PIECES = st.sampled_from(list("ab ;\n\t") + ["\x1c", "\x85", "\xa0", "\u2028", "\u3000", "xyz", "  ", "\x0b"])
+
+
+def _outside_by_words(text: str, spans: list[tuple[int, int]], start: int, keep: int) -> str:
+    """What ``outside`` gives, by its definition: the words of the gaps one by one, until past ``keep``."""
+    gaps, pos = [], start
+    for first, last in spans:
+        if first > pos:
+            gaps.append((pos, first))
+        pos = max(pos, last)
+    if pos < len(text):
+        gaps.append((pos, len(text)))
+    if all(BLANK.fullmatch(text, first, last) for first, last in gaps):
+        return ""
+    words: list[str] = []
+    length = 0
+    for first, last in gaps:
+        for word in _WORD_RUN.finditer(text, first, last):
+            words.append(word.group())
+            length += len(word.group()) + 1
+            if length > keep:
+                return " ".join(words)
+    return " ".join(words)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=80).map("".join), st.data(), st.integers(0, 30))
+def test_the_text_outside_the_calls_is_what_its_words_say(text, data, keep):
+    """``outside`` splits bounded slices in C and cuts at the first space past ``keep``: the same
+    text as taking the gaps' words one by one (Unicode white space, words cut by a slice, white
+    space runs longer than a slice)."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    spans = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
+    start = data.draw(st.integers(0, len(text)))
+    assert outside(text, spans, start=start, keep=keep) == _outside_by_words(text, spans, start, keep)
+
+
+def test_the_text_outside_the_calls_reads_a_megabyte_of_white_space_in_linear_time():
+    for make in (lambda size: " " * size + "word", lambda size: "a " * (size // 2), lambda size: "x" * size):
+        assert_grows_linearly(lambda text: outside(text, [(0, 1)]), make)

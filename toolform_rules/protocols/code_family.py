@@ -1545,8 +1545,9 @@ def bind(call: CallSyntax, tool: Tool | None, notes: list[str], name: str | None
 BLANK = re.compile(r"[ \t\r\n;]*+")
 
 
-#: a run of characters that are not white space (a word of the leftover text)
-_WORD = re.compile(r"\S++")
+#: the rest of a word that a bounded slice cut, and a run of white space
+_WORD_REST = re.compile(r"\S*+")
+_SPACE_RUN = re.compile(r"\s*+")
 
 
 def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] = BLANK, start: int = 0,
@@ -1555,7 +1556,12 @@ def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] =
     one space, its first words only once they pass ``keep`` characters (it is quoted in a note, a
     few dozen characters); empty when each stretch between them is only what ``between`` matches.
 
-    >>> outside("f(); x\n  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
+    A word ends where a span begins.  The words are split and joined in C, from slices bounded
+    by what is still wanted (a megabyte of prose is not split into words), and the text cut at
+    the first space from ``keep`` on: the words up to the one that takes the length past it.
+
+    >>> outside("f(); x
+  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
     ('; x', '')
     >>> outside("f() " + "word " * 1000, [(0, 3)], keep=12)
     'word word word'
@@ -1572,14 +1578,27 @@ def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] =
     if all(between.fullmatch(text, first, last) for first, last in gaps):
         return ""
     words: list[str] = []
-    length = 0
+    length = -1  # of the words joined by single spaces
     for first, last in gaps:
-        for word in _WORD.finditer(text, first, last):  # lazily: a megabyte of prose is not split into words
-            words.append(word.group())
-            length += len(words[-1]) + 1
-            if length > keep:
-                return " ".join(words)
-    return " ".join(words)
+        pos = first
+        while pos < last and length <= keep:
+            cut = min(last, pos + keep - length + 1)  # room for what is still wanted, and a space
+            piece = text[pos:cut].split()
+            if not piece:  # white space only: pass over the rest of it at once
+                pos = _SPACE_RUN.match(text, cut, last).end()  # type: ignore[union-attr]  # matches anywhere
+                continue
+            if cut < last and not text[cut - 1].isspace():  # the slice cut a word: read it whole
+                rest = _WORD_REST.match(text, cut, last)
+                piece[-1] += rest.group()  # type: ignore[union-attr]  # matches anywhere
+                cut = rest.end()  # type: ignore[union-attr]
+            words += piece
+            length += sum(map(len, piece)) + len(piece)
+            pos = cut
+        if length > keep:
+            break
+    joined = " ".join(words)
+    stop = joined.find(" ", keep)
+    return joined if stop < 0 else joined[:stop]
 
 
 def leftover_note(rest: str, what: str = "the calls") -> str:
