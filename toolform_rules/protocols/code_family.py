@@ -1560,8 +1560,7 @@ def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] =
     by what is still wanted (a megabyte of prose is not split into words), and the text cut at
     the first space from ``keep`` on: the words up to the one that takes the length past it.
 
-    >>> outside("f(); x
-  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
+    >>> outside("f(); x\n  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
     ('; x', '')
     >>> outside("f() " + "word " * 1000, [(0, 3)], keep=12)
     'word word word'
