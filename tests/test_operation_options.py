@@ -491,3 +491,28 @@ def test_a_failing_call_is_normalised_only_when_a_reported_value_holds_what_the_
     # a float below an object that failed (the scan goes down): normalised, still failing
     assert run({"counterparty": "Acme", "value": 1, "term_months": 1,
                 "contract_details": {"status": 3.0}}).n_errors == 1 and seen[-1] is True
+
+
+def test_findings_are_ordered_where_a_rule_in_argument_order_has_a_check_of_its_own():
+    """Unknown arguments are listed in argument order.  Where ``properties`` reports them in its
+    walk, they come in that order as found, and the program orders nothing; where
+    ``additional_properties`` checks an object itself (it has ``patternProperties``), its keys come
+    after the walk's, and the program orders them."""
+    from toolform_rules import load_tools
+
+    closed = load_tools([{"name": "t", "parameters": {"type": "object", "properties": {
+        "o": {"type": "object", "properties": {"k": {"type": "string"}}}}}}]).tools[0]
+    opened = load_tools([{"name": "t", "parameters": {"type": "object", "patternProperties": {"^x": {"type": "string"}},
+                          "properties": {"o": {"type": "object", "properties": {"k": {"type": "string"}}}}}}]).tools[0]
+    arguments = {"colour": 1, "o": {"zz": 1}, "b": 2}
+    for profile in ("study", "sdk"):
+        for tool, positional in ((closed, frozenset()), (opened, {"study.unknown-args"})):
+            report = validate_arguments({"name": "t", "arguments": arguments}, tool, profile=profile)
+            assert report.unknown_args == ["colour", "o.zz", "b"], (profile, tool)
+            assert tool.programs[profile].positional_rules == positional
+            assert tool.programs[profile].late_rules == frozenset()
+    patterned = load_tools([{"name": "p", "parameters": {"type": "object", "properties": {
+        "s": {"type": "string", "pattern": "^a"}, "n": {"type": "integer"}}}}]).tools[0]
+    report = validate_arguments({"name": "p", "arguments": {"s": "b", "n": "x"}}, patterned)
+    assert [f.rule for f in report.findings] == ["study.type", "sdk.pattern"]  # the pattern's last, as declared
+    assert patterned.programs["sdk"].late_rules == {"sdk.pattern"}

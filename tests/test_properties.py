@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from callgen import arguments, object_schemas, tools
 from toolform_rules import (Limits, LoaderError, ToolformRulesError, load_tools, normalize_call, sample_tool,
                             sample_toolset, validate_arguments, validate_call, validate_instance)
+from toolform_rules.engine.compiler import SharedNodes
 from toolform_rules.engine.report import ValidationReport
+from toolform_rules.engine.rule_files import builtin_rules
 from toolform_rules.engine.verbs import program_for
 from toolform_rules.limits import DEFAULT_LIMITS
 from toolform_rules.samples import SAMPLE_TOOL_JSON
@@ -108,6 +110,56 @@ def test_normalising_a_failing_call_only_when_it_could_change_it_changes_no_repo
     program = program_for(tool, "sdk", DEFAULT_LIMITS, None)
     assert program.repairable == (float,)
     assert program.run(arguments_) == attrs.evolve(program, repairable=None).run(arguments_)
+
+
+def _opened_up(schema: object, data: st.DataObject) -> object:
+    """``schema`` with some objects given what makes ``additionalProperties`` a check of its own:
+    ``patternProperties``, a schema for undeclared keys, or no properties at all."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: ({n: _opened_up(v, data) for n, v in schema["properties"].items()} if k == "properties"
+               else _opened_up(v, data) if k == "items" else v) for k, v in schema.items()}
+    if out.get("type") == "object":
+        change = data.draw(st.sampled_from(["none", "none", "pattern", "schema", "false", "empty"]))
+        if change == "pattern":
+            out["patternProperties"] = {"^x": {"type": "string"}}
+        elif change == "schema":
+            out["additionalProperties"] = {"type": "integer"}
+        elif change == "false":
+            out["additionalProperties"] = False
+        elif change == "empty":
+            out["properties"] = {}
+    return out
+
+
+@SETTINGS
+@given(data=st.data())
+def test_findings_are_ordered_only_where_they_can_come_out_of_order(data: st.DataObject) -> None:
+    """A program orders findings by position only when the rule listed in argument order has a
+    check of its own in the tool, and puts a late rule's last only when it reports there:
+    ordering every report as before gives the same findings in the same order."""
+    doc = data.draw(tools())
+    doc = {**doc, "parameters": _opened_up(doc["parameters"], data)}
+    tool = load_tools([doc]).tools[0]
+    arguments_ = _with_strangers(data.draw(arguments(doc["parameters"])), data)
+    for profile in ("sdk", "study", "jsonschema"):
+        program = program_for(tool, profile, DEFAULT_LIMITS, None)
+        shared = SharedNodes.of(builtin_rules().profile_rules(profile), None, DEFAULT_LIMITS)
+        ordered_always = attrs.evolve(program, late_rules=shared.late_rules, positional_rules=shared.positional_rules)
+        assert program.run(arguments_).findings == ordered_always.run(arguments_).findings, profile
+
+
+def _with_strangers(value: object, data: st.DataObject) -> object:
+    """``value`` with undeclared keys added to some of its objects, at any depth, and each object's keys shuffled."""
+    if isinstance(value, list):
+        return [_with_strangers(v, data) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _with_strangers(v, data) for k, v in value.items()}
+    for extra in data.draw(st.lists(st.sampled_from(["x1", "colour", "xa", "b"]), max_size=2)):
+        out.setdefault(extra, data.draw(st.sampled_from([1, "s", None, [1], {"y": 2}])))
+    keys = data.draw(st.permutations(list(out)))
+    return {k: out[k] for k in keys}
 
 
 def _some_ints_as_floats(value: object, data: st.DataObject) -> object:

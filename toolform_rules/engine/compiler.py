@@ -44,10 +44,24 @@ class SharedNodes:
         self.passing: weakref.WeakKeyDictionary[Check, frozenset[type]] = weakref.WeakKeyDictionary()
         # (id(rule), template option or None) -> the rule (kept, so the id stays its), its reporter
         self.reporters: dict[tuple[int, str | None], tuple[Rule, Reporter]] = {}
+        # a node's check -> the rules listed in argument order that have a check of their own at or below it,
+        # and the late rules that report there (only checks with some: most have none)
+        self.ordered_under: weakref.WeakKeyDictionary[Check, tuple[frozenset[str], frozenset[str]]] = \
+            weakref.WeakKeyDictionary()
+        self._ordered_sets: dict[tuple[frozenset[str], frozenset[str]], tuple[frozenset[str], frozenset[str]]] = {}
         order = {r.id: r.order for r in rules}
         self.rule_order = order  # how a program orders findings: the same for every tool of the profile
         self.late_rules = frozenset(k for k, v in order.items() if v)
         self.positional_rules = frozenset(r.id for r in rules if r.listed == "in argument order")
+
+    def keep_ordered_under(self, check: Check, positional: set[str], late: set[str]) -> None:
+        """Note that under ``check`` these rules in argument order check and these late rules report."""
+        entry = self.ordered_under.get(check)
+        if entry is not None:  # the same check made at another node (a child's own, passed up): both
+            positional, late = positional | entry[0], late | entry[1]
+        if positional or late:
+            pair = (frozenset(positional), frozenset(late))
+            self.ordered_under[check] = self._ordered_sets.setdefault(pair, pair)  # one of each pair, shared
 
     @staticmethod
     def of(rules: tuple[Rule, ...], ruleset: RuleSet | None, limits: Limits) -> "SharedNodes":
@@ -99,6 +113,9 @@ class Compiler:
         self._content: dict[int, Any] = {}  # content_key memo
         self._keep: list[Schema] = []  # ids in the caches stay valid while their nodes live
         self._others: dict[str, Compiler] = {}
+        # for each check being built (innermost last): the rules in argument order with a check of their own
+        # there, and the late rules reporting there (see SharedNodes.ordered_under)
+        self._under: list[tuple[set[str], set[str]]] = []
 
     def under(self, profile: str) -> "Compiler":
         """A compiler for the same tool under another profile of the same rule set (made once)."""
@@ -117,6 +134,8 @@ class Compiler:
 
     def reporter(self, rule: Rule, template: str | None = None) -> Reporter:
         """The reporter of ``rule`` (or of its operation's template option ``template``), made once per profile."""
+        if self._under and rule.id in self.shared.late_rules:
+            self._under[-1][1].add(rule.id)
         reporters = self.shared.reporters
         key = (id(rule), template)
         entry = reporters.get(key)
@@ -147,21 +166,39 @@ class Compiler:
         return lambda *args: cell[0](*args)
 
     def _compiled(self, schema: Schema, root: bool, local: dict[int, Any],
-                  shared: weakref.WeakValueDictionary[tuple, Any], build: Callable[[NodeContext], Any]) -> Any:
-        """What ``build`` makes of ``schema``: made once per tool (``local``), shared by content (``shared``)."""
+                  shared: weakref.WeakValueDictionary[tuple, Any], build: Callable[[NodeContext], Any],
+                  checks: bool = False) -> Any:
+        """What ``build`` makes of ``schema``: made once per tool (``local``), shared by content (``shared``).
+
+        ``checks``: what is made is a check, whose rules (see :meth:`rules_in`) are kept with it."""
         key = id(schema)
         if key in local:
             found = local[key]
-            return self._late((id(local), key)) if found is _COMPILING else found
+            if found is _COMPILING:  # (its rules are the node's being built, which holds this one)
+                return self._late((id(local), key))
+            if checks:
+                self._reused(found)
+            return found
         self._keep.append(schema)
         content = content_key(schema, self._content)
         shared_key = None if content is None else (content, root)
         found = shared.get(shared_key) if shared_key is not None else None
         if found is not None:
             local[key] = found
+            if checks:
+                self._reused(found)
             return found
         local[key] = _COMPILING
+        if checks:
+            self._under.append((set(), set()))
         made = local[key] = build(NodeContext(self, root))
+        if checks:
+            positional, late = self._under.pop()
+            if positional or late:
+                self.shared.keep_ordered_under(made, positional, late)
+                if self._under:
+                    self._under[-1][0].update(positional)
+                    self._under[-1][1].update(late)
         cell = self._cells.pop((id(local), key), None)
         if cell is not None:
             cell.append(made if made is not None else _unchanged)
@@ -169,9 +206,23 @@ class Compiler:
             shared[shared_key] = made
         return made
 
+    def _reused(self, check: Check) -> None:
+        """A check made before is used again: its rules count where it is used."""
+        entry = self.shared.ordered_under.get(check) if self._under else None
+        if entry is not None:
+            self._under[-1][0].update(entry[0])
+            self._under[-1][1].update(entry[1])
+
     def compile_node(self, schema: Schema, *, root: bool = False) -> Check:
         """The check of ``schema``: the profile's checks at this node, chained (made once, shared by content)."""
-        return self._compiled(schema, root, self._checks, self.shared.checks, lambda ctx: self._chain_at(schema, ctx))
+        return self._compiled(schema, root, self._checks, self.shared.checks, lambda ctx: self._chain_at(schema, ctx),
+                              checks=True)
+
+    def ordered_in(self, check: Check) -> tuple[frozenset[str], frozenset[str]]:
+        """The profile's rules listed in argument order that have a check of their own in ``check`` (a
+        node's, at or below it), and its late rules that report there (their own checks, or another
+        operation's on their behalf)."""
+        return self.shared.ordered_under.get(check, (frozenset(), frozenset()))
 
     def _chain_at(self, schema: Schema, ctx: NodeContext) -> Check:
         checks: list[tuple[Check | TypeGate | Bound, bool, bool]] = []
@@ -184,6 +235,10 @@ class Compiler:
             if type(made) is TypeGate:  # a parent may skip calling it for these types (ctx.passing_types)
                 self.shared.passing[made.check] = made.passing_types
             checks.append((made, rule.halts, rule.unconditional))
+            if rule.id in self.shared.positional_rules:
+                self._under[-1][0].add(rule.id)
+            if rule.id in self.shared.late_rules:
+                self._under[-1][1].add(rule.id)
         return _chain(checks)
 
     def normaliser_of(self, schema: Schema, *, root: bool = False) -> Transform | None:
@@ -496,5 +551,9 @@ def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits, ruleset: R
     on_failure = bool(compiler.normalise_rules) and all(r.repairs_only_rejected for r, _ in compiler.normalise_rules)
     changed = [compiler.operations[r.id].changed_types(r.options) for r, _ in compiler.normalise_rules]
     repairable = None if None in changed else tuple({t: None for types in changed for t in types or ()})
-    return Program(tool, normalise, check, shared.late_rules, shared.rule_order, shared.positional_rules, on_failure,
-                   repairable)
+    # Findings need ordering only where they can come out of order: a late rule's only if it reports in this
+    # tool; a rule listed in argument order only if it has a check of its own here (where another operation
+    # reports on its behalf, as properties does for additional_properties, it does so in its walk's order,
+    # which is the arguments').
+    positional, late = compiler.ordered_in(check)
+    return Program(tool, normalise, check, late, shared.rule_order, positional, on_failure, repairable)
