@@ -104,6 +104,18 @@ class Protocol:
         """The calls ``text`` holds (a family or format implements this; :meth:`parse` guards it)."""
         raise NotImplementedError
 
+    def calls_in(self, text: str, tools: Toolset | None = None, *,
+                 limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
+        """The calls of :meth:`parse`, as (name, arguments) pairs, without its notes: what a format that
+        hands its calls' text to this protocol (a model-native format) takes.  A protocol may read
+        them faster where it can tell that the answer is the same; never raises.
+
+        >>> from toolform_rules.protocols import get_protocol
+        >>> get_protocol("python_list_call").calls_in("[f(a=1), g(b='x')]")
+        [('f', {'a': 1}), ('g', {'b': 'x'})]
+        """
+        return [(call.name, call.arguments) for call in self.parse(text, tools, limits=limits).calls]
+
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         """The reply a model following this protocol would write for ``calls``.
 

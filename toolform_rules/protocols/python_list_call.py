@@ -18,10 +18,11 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import Limits
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import Budget, PythonFamily, PythonLists, PythonValues, call_names, leftover_note, python_call_text
+from .code_family import (LIST_HEAD, Budget, PythonFamily, PythonLists, PythonValues, call_names, leftover_note,
+                          plain_list_at, python_call_text)
 from .reading import strip_code_fence
 
 EMPTY_LIST = re.compile(r"\[[ \t\r\n]*+\]")
@@ -60,6 +61,20 @@ class PythonListCall(PythonFamily):
         if found.calls:
             notes.append("the calls are not in a bracketed list")
         return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), False)
+
+    def calls_in(self, text: str, tools: Toolset | None = None, *,
+                 limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
+        """:meth:`parse`'s calls; a text that holds one list of calls, in the plain form, read directly:
+        :meth:`read` would find it as its first candidate and its last, and read it so."""
+        try:
+            body, offset, _ = strip_code_fence(text)
+            head = LIST_HEAD.search(body)
+            read = plain_list_at(body, head.start(), len(body)) if head is not None else None
+            if read is not None and LIST_HEAD.search(body, read[1]) is None:
+                return [(call.name, call.arguments) for call in self.finish(read[0], tools, [], offset)]
+        except (Exception, RecursionError):  # noqa: BLE001 — the full reading, with its own guard, decides
+            pass
+        return super().calls_in(text, tools, limits=limits)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "[" + ", ".join(python_call_text(c) for c in calls) + "]"

@@ -166,7 +166,7 @@ class NativeFormat(Protocol):
         return content.strip()
 
     def _read_with(self, protocol_id: str, body: str, tools: Toolset | None, limits: Limits) -> list[tuple[str, Any]]:
-        return [(c.name, c.arguments) for c in self.protocol_of(protocol_id).parse(body, tools, limits=limits).calls]
+        return self.protocol_of(protocol_id).calls_in(body, tools, limits=limits)
 
     @staticmethod
     def _read_input(body: str, name: str | None, tools: Toolset | None) -> Any:
