@@ -247,20 +247,22 @@ _AROUND = st.sampled_from(["", "Sure.\n", "Here: ", "[1, 2] ", "```python\n", "\
                           python_call_source().map(lambda source: "[" + source[0] + "]")), max_size=5).map("".join))
 def test_calls_in_gives_the_calls_parse_gives(text):
     """``calls_in`` reads a text of one plain list directly; on any text it answers as ``parse`` does."""
-    protocol = get_protocol("python_list_call")
-    expected = [(call.name, call.arguments) for call in protocol.parse(text, OUR_TOOLS).calls]
-    assert protocol.calls_in(text, OUR_TOOLS) == expected
+    for protocol_id in LISTINGS:
+        protocol = get_protocol(protocol_id)
+        expected = [(call.name, call.arguments) for call in protocol.parse(text, OUR_TOOLS).calls]
+        assert protocol.calls_in(text, OUR_TOOLS) == expected, protocol_id
 
 
 def test_calls_in_gives_the_calls_parse_gives_on_the_engine_corpus_and_nasty_input():
     from engine_cases import all_cases
 
-    protocol = get_protocol("python_list_call")
     texts = [case["reply"] for case in all_cases()] + list(NASTY_INPUTS.values())
     assert len(texts) > 242
-    taken = 0
-    for text in texts:
-        expected = [(call.name, call.arguments) for call in protocol.parse(text, OUR_TOOLS).calls]
-        assert protocol.calls_in(text, OUR_TOOLS) == expected, text[:200]
-        taken += bool(expected)
-    assert taken > 20
+    for protocol_id in LISTINGS:
+        protocol = get_protocol(protocol_id)
+        taken = 0
+        for text in texts:
+            expected = [(call.name, call.arguments) for call in protocol.parse(text, OUR_TOOLS).calls]
+            assert protocol.calls_in(text, OUR_TOOLS) == expected, (protocol_id, text[:200])
+            taken += bool(expected)
+        assert taken > 20

@@ -170,7 +170,8 @@ class Compiler:
                   checks: bool = False) -> Any:
         """What ``build`` makes of ``schema``: made once per tool (``local``), shared by content (``shared``).
 
-        ``checks``: what is made is a check, whose rules (see :meth:`rules_in`) are kept with it."""
+        ``checks``: what is made is a check: the rules below it that need ordering are noted (see
+        :meth:`ordered_in`)."""
         key = id(schema)
         if key in local:
             found = local[key]
@@ -450,7 +451,7 @@ class Program:
                     out.append(NESTING_LIMIT)
                 if not out:
                     return VALID
-        if len(out) > 1:  # (one finding is in order already)
+        if len(out) > 1 and (self.positional_rules or self.late_rules):  # (one finding is in order already)
             fired = rule_ids(out)
             positional = self.positional_rules
             if positional and (countOf(fired, next(iter(positional))) if len(positional) == 1
@@ -467,8 +468,9 @@ def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...]
 
     A rule that repairs only rejected values changes only a value some check reported: the
     finding's path is that value's, or an ancestor's.  So when no reported value holds a type
-    the profile's rules may change, normalising would change nothing.  Each finding's path is followed as far
-    as the arguments go, and what is there scanned whole (a missing argument: its parent).
+    the profile's rules may change, normalising would change nothing.  Each finding's path is
+    followed as far as the arguments go, and what is there scanned whole (a missing argument:
+    its parent).
     """
     if not types:
         return False
@@ -496,7 +498,6 @@ def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...]
     return False
 
 
-_MISSING = object()
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 

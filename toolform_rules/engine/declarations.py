@@ -34,8 +34,9 @@ class Option:
     ``choices`` limits a string to those words; ``template_fields``, when set, makes the
     string a message template that may use those fields (and ``path``), checked like a
     rule's ``message``; ``template_order`` holds them in the order the operation reports
-    them (see :func:`.context.make_reporter`).  ``default`` is what the operation reads when the rule does not
-    give the option (``None``: "not given", e.g. a template that falls back on ``message``).
+    them (see :func:`.context.make_reporter`).  ``default`` is what the operation reads when
+    the rule does not give the option (``None``: "not given", e.g. a template that falls
+    back on ``message``).
 
     >>> Option("split_commas", bool, True, "split text on commas").kind
     'boolean'

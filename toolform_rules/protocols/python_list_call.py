@@ -69,7 +69,7 @@ class PythonListCall(PythonFamily):
         try:
             body, offset, _ = strip_code_fence(text)
             head = LIST_HEAD.search(body)
-            read = plain_list_at(body, head.start(), len(body)) if head is not None else None
+            read = plain_list_at(body, head.start(), len(body), self.lists.tail) if head is not None else None
             if read is not None and LIST_HEAD.search(body, read[1]) is None:
                 return [(call.name, call.arguments) for call in self.finish(read[0], tools, [], offset)]
         except (Exception, RecursionError):  # noqa: BLE001 — the full reading, with its own guard, decides
