@@ -78,7 +78,7 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     operation's declared message fields, or an option template's); ``template``: the
     message, when not the rule's own.  A closure called with positional values: every
     error of an invalid call comes through here, and a keyword dict and a mapping lookup
-    per field cost more than the rest of it.  The path is flattened in one pass (a
+    per field cost a quarter of it.  The path is flattened in one pass (a
     top-level argument, the commonest place, inline), the message filled by a formatter
     made once (:func:`.report.message_formatter`), the finding made from one tuple
     (:func:`.report.finding_from_fields`).
