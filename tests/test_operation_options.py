@@ -419,7 +419,7 @@ def test_a_user_unknown_tool_rule_gives_its_own_message_and_source(tmp_path):
 
 def test_every_message_field_reaches_a_user_template_in_any_order(tmp_path):
     """Each operation's checks hand the reporter its fields in their declared order; a user's
-    template may name them in any order, and an option's template falls back on the message."""
+    template, and an option's template (``union_message``), may name them in any order."""
     path = _load(tmp_path, """\
         rules:
           - id: mine.type
