@@ -172,9 +172,9 @@ class ReplyStream:
             ends = not _ENDS_A_CALL.isdisjoint(chunk)
             quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
                                                             _ENDS_A_HEAD.isdisjoint(chunk))
-        if quiet:
-            return [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
         events = [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
+        if quiet:
+            return events
         if self._ends_a_call or (ends and self._worth_a_look(chunk)):
             events += self._look()
         if head is None and self._starts is not None and self._head is None and \
@@ -240,9 +240,10 @@ class ReplyStream:
         stop the looks for good).
         """
         unsettled = self._size - self._settled
-        grown = unsettled >= max(self._looked + self._looked // GROWTH, FIRST_LOOK)
         if self._first_tag is not None:  # inside an element: its closing tag will say; else once it has doubled
             grown = unsettled >= max(2 * self._looked, 4 * FIRST_LOOK)
+        else:
+            grown = unsettled >= max(self._looked + self._looked // GROWTH, FIRST_LOOK)
         closing, self._closing = self._closing, None
         if closing is not None and self._read + unsettled <= LOOK_BUDGET * self._size:
             kind, after = closing
