@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from toolform_rules import RuleFileError, builtin_rules, sample_tool, sample_toolset, validate_arguments
 from toolform_rules.cli import rules_markdown
+from toolform_rules.engine.report import Finding, format_path
 from toolform_rules.engine import operations
 from toolform_rules.engine.compiler import Compiler
 from toolform_rules.engine.context import Bound, NodeContext, TypeGate
@@ -454,6 +455,28 @@ def test_every_message_field_reaches_a_user_template_in_any_order(tmp_path):
         "^a / bcd / s"]
 
 
+@pytest.mark.parametrize("arity", range(6))
+@pytest.mark.parametrize("path", [None, (None, "top"), (None, 0), ((None, "a"), 2), (((None, "a"), 0), "b")])
+def test_a_reporter_of_any_arity_makes_the_finding_the_packing_reporter_makes(arity, path):
+    """Reporters of one to three fields take them as plain parameters; the others pack them.
+    All make the same finding: the path flattened and written, the template filled, the rule stamped."""
+    from toolform_rules.engine import context
+
+    fields = tuple(f"f{i}" for i in range(arity))
+    rule = attrs.evolve(next(r for r in builtin_rules().profile_rules("sdk") if r.op == "minimum"),
+                        message="at {path}: " + " ".join("<{%s}>" % f for f in reversed(fields)))
+    values = [f"v{i}" for i in range(arity)]
+    made, packed = [], []
+    assert context.make_reporter(rule, fields)(made, path, *values) is True
+    context._reporter_of_any((rule.id, rule.bucket, str(rule.source)),
+                             lambda filled: rule.message.format_map(dict(zip(("path", *fields), filled))))(
+        packed, path, *values)
+    assert made == packed and len(made) == 1
+    (finding,) = made
+    assert type(finding) is Finding and finding.severity == "error" and finding.policy is None
+    assert finding.message == "at %s: %s" % (format_path(finding.path), " ".join(f"<{v}>" for v in reversed(values)))
+
+
 @pytest.mark.parametrize("options, repairable", [
     ({}, (float,)),
     ({"sdk.normalise-fields": {"rename": True}}, None),  # renaming a key may repair any value
@@ -470,27 +493,55 @@ def test_a_program_knows_which_values_its_repairing_rules_may_change(options, re
     assert undeclared.changed_types({}) is None
 
 
-def test_a_failing_call_is_normalised_only_when_a_reported_value_holds_what_the_rules_change(monkeypatch):
-    from toolform_rules.engine import compiler
+def test_what_several_repairing_rules_may_change_is_what_any_of_them_may():
+    from toolform_rules.engine.compiler import _changes_only
 
-    seen = []
-    real = compiler._may_repair
-    monkeypatch.setattr(compiler, "_may_repair", lambda *a: seen.append(real(*a)) or seen[-1])
-    toolset = sample_toolset()
+    assert _changes_only([((float,), None), ((str,), None)]) is None  # each changes every value of its types
+    assert _changes_only([((float,), float.is_integer)]) is float.is_integer
+    either = _changes_only([((float,), float.is_integer), ((str,), None), ((int,), lambda v: v > 9)])
+    assert [either(v) for v in (2.0, 2.5, "x", 10, 3)] == [True, False, True, True, False]
+
+
+def test_a_failing_call_is_normalised_only_when_a_reported_value_holds_what_the_rules_change():
+    from toolform_rules.engine.verbs import program_for
+
+    sdk = program_for(sample_toolset().get("legal_draft_v3"), "sdk")
+    normalised = []
+
+    def counting(arguments):
+        normalised.append(arguments)
+        return sdk.normalise(arguments)
+
+    program = attrs.evolve(sdk, normalise=counting)
 
     def run(arguments):
-        return validate_arguments({"name": "legal_draft_v3", "arguments": arguments}, toolset)
+        del normalised[:]
+        report = program.run(arguments)
+        assert report == sdk.run(arguments)
+        return report, bool(normalised)
 
     # the seed's invalid call: -5, "ten" and an unknown "red": no float to repair, nothing normalised
-    assert run({"counterparty": "Acme", "value": -5, "term_months": "ten", "colour": "red"}).n_errors == 3
-    assert seen == [False]
+    report, repaired = run({"counterparty": "Acme", "value": -5, "term_months": "ten", "colour": "red"})
+    assert report.n_errors == 3 and not repaired
     # an integral float where an integer is wanted: normalised, and then it passes
-    assert run({"counterparty": "Acme", "value": 5, "term_months": 12.0}).ok and seen[-1] is True
+    report, repaired = run({"counterparty": "Acme", "value": 5, "term_months": 12.0})
+    assert report.ok and repaired
     # a float that is fine (value is a number) beside an error elsewhere: not normalised
-    assert run({"counterparty": "Acme", "value": 5.5, "term_months": "x"}).type_errors and seen[-1] is False
+    report, repaired = run({"counterparty": "Acme", "value": 5.5, "term_months": "x"})
+    assert report.type_errors and not repaired
     # a float below an object that failed (the scan goes down): normalised, still failing
-    assert run({"counterparty": "Acme", "value": 1, "term_months": 1,
-                "contract_details": {"status": 3.0}}).n_errors == 1 and seen[-1] is True
+    report, repaired = run({"counterparty": "Acme", "value": 1, "term_months": 1, "contract_details": {"status": 3.0}})
+    assert report.n_errors == 1 and repaired
+    # floats with a fraction below a failing object: nothing the rules change (they change integral floats)
+    report, repaired = run({"counterparty": "Acme", "value": 1, "term_months": 1,
+                            "contract_details": {"status": 3.5, "extra": [0.25]}})
+    assert report.n_errors == 2 and not repaired
+    # only plain values, none a float: settled without looking at the findings
+    report, repaired = run({"counterparty": 7, "value": True, "term_months": None})
+    assert report.type_errors and not repaired
+    # a valid call is never normalised
+    report, repaired = run({"counterparty": "Acme", "value": 5.0, "term_months": 12})
+    assert report.ok and not repaired
 
 
 def test_findings_are_ordered_where_a_rule_in_argument_order_has_a_check_of_its_own():

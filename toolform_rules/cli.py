@@ -667,6 +667,8 @@ def operations_markdown() -> list[str]:
             if operation.changes is not None:
                 changed = (", ".join(f"`{t.__name__}`" for t in operation.changes) + " values only" if operation.changes
                            else "no value itself, only rebuilds a container whose child changed")
+                if operation.changes and operation.changes_only is not None:
+                    changed += f", those `{operation.changes_only.__qualname__}` holds for"
                 if operation.changes_with:
                     changed += ("; any value when a rule sets " + " or ".join(f"`{o}`" for o in operation.changes_with)
                                 + " other than its default")

@@ -421,6 +421,16 @@ class Program:
     # ... and the only values those rules change are of these types (None: any): a failing call
     # none of whose failing values holds one is not normalised (see _may_repair)
     repairable: tuple[type, ...] | None = None
+    # ... and, of those, only the values this holds for (None: all of them)
+    repairable_only: Callable[[Any], bool] | None = None
+    # the plain JSON scalar types none of those rules changes (what a call of only such values holds)
+    kept_scalars: frozenset[type] = attrs.field(init=False)
+
+    @kept_scalars.default
+    def _kept_scalars(self) -> frozenset[type]:
+        if self.repairable is None:
+            return frozenset()
+        return frozenset(t for t in _PLAIN_SCALARS if not issubclass(t, self.repairable))
 
     def run(self, arguments: Any) -> ValidationReport:
         """Validate one call's arguments; the input is never modified."""
@@ -437,8 +447,10 @@ class Program:
             out.append(NESTING_LIMIT)
         if not out:
             return VALID
-        if normalise is not None and self.normalise_on_failure and (
-                self.repairable is None or _may_repair(out, arguments, self.repairable)):
+        # (arguments of only plain values none of which the rules change: nothing to repair, whatever failed)
+        if normalise is not None and self.normalise_on_failure and (self.repairable is None or not (
+                type(arguments) is dict and set(map(type, arguments.values())) <= self.kept_scalars)
+                and _may_repair(out, arguments, self.repairable, self.repairable_only)):
             try:
                 repaired = normalise(arguments)
             except RecursionError:
@@ -463,8 +475,9 @@ class Program:
         return report_of(tuple(out))
 
 
-def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...]) -> bool:
-    """Whether a value some finding is about holds, at any depth, a value of ``types``.
+def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...],
+                only: Callable[[Any], bool] | None = None) -> bool:
+    """Whether a value some finding is about holds, at any depth, a value of ``types`` (for which ``only`` holds).
 
     A rule that repairs only rejected values changes only a value some check reported: the
     finding's path is that value's, or an ancestor's.  So when no reported value holds a type
@@ -491,23 +504,24 @@ def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...]
                 else:  # not there, or in a container of another kind: scan what holds it
                     break
         if type(value) in _PLAIN_SCALARS:
-            if isinstance(value, types):
+            if isinstance(value, types) and (only is None or only(value)):
                 return True
-        elif _holds(value, types):
+        elif _holds(value, types, only):
             return True
     return False
 
 
-_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
 
-def _holds(value: Any, types: tuple[type, ...]) -> bool:
-    """Whether ``value`` is or holds, at any depth, a value of ``types`` (no recursion; cycles visited once)."""
+def _holds(value: Any, types: tuple[type, ...], only: Callable[[Any], bool] | None = None) -> bool:
+    """Whether ``value`` is or holds, at any depth, a value of ``types`` for which ``only`` holds
+    (no recursion; cycles visited once)."""
     seen: set[int] = set()
     stack = [value]
     while stack:
         value = stack.pop()
-        if isinstance(value, types):
+        if isinstance(value, types) and (only is None or only(value)):
             return True
         if isinstance(value, (dict, list, tuple)) and id(value) not in seen:
             seen.add(id(value))
@@ -550,11 +564,25 @@ def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits, ruleset: R
     compiler.done()
     shared = compiler.shared
     on_failure = bool(compiler.normalise_rules) and all(r.repairs_only_rejected for r, _ in compiler.normalise_rules)
-    changed = [compiler.operations[r.id].changed_types(r.options) for r, _ in compiler.normalise_rules]
-    repairable = None if None in changed else tuple({t: None for types in changed for t in types or ()})
+    changed = [(compiler.operations[r.id].changed_types(r.options), compiler.operations[r.id].changes_only)
+               for r, _ in compiler.normalise_rules]
+    repairable = (None if any(types is None for types, _ in changed)
+                  else tuple({t: None for types, _ in changed for t in types or ()}))
     # Findings need ordering only where they can come out of order: a late rule's only if it reports in this
     # tool; a rule listed in argument order only if it has a check of its own here (where another operation
     # reports on its behalf, as properties does for additional_properties, it does so in its walk's order,
     # which is the arguments').
     positional, late = compiler.ordered_in(check)
-    return Program(tool, normalise, check, late, shared.rule_order, positional, on_failure, repairable)
+    return Program(tool, normalise, check, late, shared.rule_order, positional, on_failure, repairable,
+                   _changes_only([(types, only) for types, only in changed if types]) if repairable else None)
+
+
+def _changes_only(changed: list[tuple[tuple[type, ...], Callable[[Any], bool] | None]]) -> Callable[[Any], bool] | None:
+    """Whether some rule may change a value of one of the types it declares (``None``: every rule
+    may change any value of its types).  Asked only of a value of one of those types."""
+    if all(only is None for _, only in changed):
+        return None
+    if len(changed) == 1:
+        return changed[0][1]
+    pairs = tuple(changed)
+    return lambda value: any(isinstance(value, types) and (only is None or only(value)) for types, only in pairs)

