@@ -11,6 +11,7 @@ profile, so nodes that ask the same share them, across tools (:class:`SharedNode
 
 from __future__ import annotations
 
+import functools
 import weakref
 from operator import countOf
 from typing import Any, Callable
@@ -19,7 +20,7 @@ import attrs
 
 from ..schema.ir import Schema, Tool, content_key
 from ..limits import Limits
-from .context import Bound, Check, NodeContext, Path, Reporter, Transform, TypeGate, accept, make_reporter
+from .context import Bound, Check, NodeContext, Path, Reporter, Size, Transform, TypeGate, accept, make_reporter
 from .report import Finding, ValidationReport, VALID, report_of, rule_ids
 from .rules import Rule, RuleSet
 
@@ -226,7 +227,7 @@ class Compiler:
         return self.shared.ordered_under.get(check, (frozenset(), frozenset()))
 
     def _chain_at(self, schema: Schema, ctx: NodeContext) -> Check:
-        checks: list[tuple[Check | TypeGate | Bound, bool, bool]] = []
+        checks: list[tuple[Check | TypeGate | Bound | Size, bool, bool]] = []
         for rule, operation in self.validate_rules:
             if not self.applies(rule, schema):
                 continue
@@ -259,17 +260,17 @@ def _unchanged(value: Any) -> Any:
     return value
 
 
-def _check_of(made: Check | TypeGate | Bound) -> Check:
+def _check_of(made: Check | TypeGate | Bound | Size) -> Check:
     """The check an operation made, out of the record it may have declared it in."""
-    return made.check if isinstance(made, (TypeGate, Bound)) else made
+    return made.check if isinstance(made, (TypeGate, Bound, Size)) else made
 
 
-def _chain(made: list[tuple[Check | TypeGate | Bound, bool, bool]]) -> Check:
+def _chain(made: list[tuple[Check | TypeGate | Bound | Size, bool, bool]]) -> Check:
     """One closure running a node's checks in order; unrolled for the common short chains.
 
     An operation may return its check in a record saying what it is (a :class:`TypeGate`,
-    a :class:`Bound`): that is what lets the chain test a gate's types inline and fold
-    bounds into it.
+    a :class:`Bound`, a :class:`Size`): that is what lets the chain test a gate's types
+    inline and fold bounds and sizes into it.
     """
     if not made:
         return accept
@@ -285,6 +286,10 @@ def _chain(made: list[tuple[Check | TypeGate | Bound, bool, bool]]) -> Check:
     bounds = [m for m, _, _ in made[1:] if isinstance(m, Bound)]
     if plain and passing and len(bounds) == len(made) - 1 <= 2:
         return _gated_bounds(checks[0][0], passing, bounds)
+    sizes = [m for m, _, _ in made[1:] if isinstance(m, Size)]
+    if (plain and passing and len(sizes) == len(made) - 1 <= 2
+            and all(issubclass(kind, size.kinds) for size in sizes for kind in passing)):
+        return _gated_sizes(checks[0][0], passing, sizes)
     if plain and len(checks) == 2:  # a type gate, then one check
         gate, second = checks[0][0], checks[1][0]
 
@@ -379,6 +384,42 @@ def _gated_bounds(gate: Check, passing: frozenset[type], declared: list[Bound]) 
     return gate_then_bounds
 
 
+def _gated_sizes(gate: Check, passing: frozenset[type], declared: list[Size]) -> Check:
+    """A type gate and one or two sizes (``minLength``, ``maxItems``...) as one closure.
+
+    The same checks in the same order as the chain would run them: a value of the gate's
+    types (all of them sized) is measured once and compared inline; any other value goes
+    through the gate and, if it passes, the sizes' own checks.
+    """
+    if len(declared) == 1:
+        ((too, limit, report, check),) = [(s.too, s.limit, s.report, s.check) for s in declared]
+
+        def gate_then_size(value: Any, path: Path, out: list) -> bool:
+            if type(value) in passing:
+                size = len(value)
+                return too(size, limit) and report(out, path, value, limit, size)
+            if gate(value, path, out):
+                return True
+            return check(value, path, out)
+
+        return gate_then_size
+    first, second = declared
+    too_1, limit_1, report_1, check_1 = first.too, first.limit, first.report, first.check
+    too_2, limit_2, report_2, check_2 = second.too, second.limit, second.report, second.check
+
+    def gate_then_sizes(value: Any, path: Path, out: list) -> bool:
+        if type(value) in passing:
+            size = len(value)
+            low = too_1(size, limit_1) and report_1(out, path, value, limit_1, size)
+            return too_2(size, limit_2) and report_2(out, path, value, limit_2, size) or low
+        if gate(value, path, out):
+            return True
+        low = check_1(value, path, out)
+        return check_2(value, path, out) or low
+
+    return gate_then_sizes
+
+
 def _pipe(steps: list[Transform]) -> Transform | None:
     if not steps:
         return None
@@ -428,9 +469,7 @@ class Program:
 
     @kept_scalars.default
     def _kept_scalars(self) -> frozenset[type]:
-        if self.repairable is None:
-            return frozenset()
-        return frozenset(t for t in _PLAIN_SCALARS if not issubclass(t, self.repairable))
+        return _kept_scalars(self.repairable)
 
     def run(self, arguments: Any) -> ValidationReport:
         """Validate one call's arguments; the input is never modified."""
@@ -512,6 +551,14 @@ def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...]
 
 
 _PLAIN_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _kept_scalars(repairable: tuple[type, ...] | None) -> frozenset[type]:
+    """The plain scalar types none of ``repairable`` is (one set per answer, shared by every program)."""
+    if repairable is None:
+        return frozenset()
+    return frozenset(t for t in _PLAIN_SCALARS if not issubclass(t, repairable))
 
 
 def _holds(value: Any, types: tuple[type, ...], only: Callable[[Any], bool] | None = None) -> bool:

@@ -1,7 +1,7 @@
 """What an operation sees and makes while the compiler compiles one schema node.
 
 The types of compiled checks and normalisers, the records an operation returns when the
-compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`), the
+compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`, :class:`Size`), the
 :func:`make_reporter` that turns a rule's failure into a finding, and the :class:`NodeContext`
 an operation is handed: the limits, the tool, and the compiler's services (children, other
 profiles, and the answers to the questions its operation declared) — so the operations
@@ -64,6 +64,23 @@ class Bound:
     limit: Any
     report: Callable[..., bool]
     bool_is_number: bool
+
+
+@attrs.frozen
+class Size:
+    """A bound on a value's size: ``too(len(value), limit)`` (a C operator) reported by ``report``
+    with the value, the limit and the size, for values of ``kinds``.
+
+    What the size operations (``min_length``, ``max_items``...) return: after a type gate whose
+    types are all of ``kinds``, the compiler folds one or two of them and the gate into one
+    closure (``compiler._gated_sizes``).
+    """
+
+    check: Check
+    too: Callable[[int, Any], bool]
+    limit: Any
+    report: Callable[..., bool]
+    kinds: tuple[type, ...]
 
 
 #: What reports a rule's failure: ``report(out, path, *values) -> True`` appends one finding to

@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable, Sized
 
 
-from .context import Bound, Check, NodeContext, TypeGate, accept, make_reporter
+from .context import Bound, Check, NodeContext, Size, TypeGate, accept, make_reporter
 from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
 from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
@@ -298,7 +298,7 @@ multiple_of = _bound("multiple_of", lambda v, lim: v == v and abs(v) != float("i
 # --- sizes -----------------------------------------------------------------------------------
 
 def _size(attribute: str, kinds: tuple[type[Sized], ...], too: Callable[[int, int], bool]) -> Operation:
-    def function(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+    def function(rule: Rule, node: Schema, ctx: NodeContext) -> Size | None:
         limit = getattr(node, attribute)
         if limit is None:
             return None
@@ -309,7 +309,8 @@ def _size(attribute: str, kinds: tuple[type[Sized], ...], too: Callable[[int, in
                 return report(out, path, value, limit, len(value))
             return False
 
-        return check
+        # what the compiler needs to fold this size into the type gate before it (see _chain)
+        return Size(check, too, limit, report, kinds)
 
     function.__name__ = attribute
     function.__doc__ = f"``{attribute}``: counts code points, items or properties."

@@ -1,0 +1,123 @@
+"""A node's type gate with its numeric bounds or sizes folded into one closure finds what the
+plain chain finds: the same findings, in the same order, the same verdict.
+
+``compiler._chain`` folds a :class:`TypeGate` followed by one or two :class:`Bound` or
+:class:`Size` records into one closure (``_gated_bounds``, ``_gated_sizes``); given the
+bare checks instead of the records, it runs them one after another.  The records here are
+made as the operations make them (a gate that also lets subclasses through its full test,
+C operators, reporters that record what they were given), and every kind of value meets
+them: of the gate's exact types, of their subclasses, of other types.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolform_rules.engine.compiler import _chain
+from toolform_rules.engine.context import Bound, Size, TypeGate
+
+
+class Text(str):
+    """A subclass: the gate's full test lets it through, its exact-type test does not."""
+
+
+class Items(list):
+    pass
+
+
+def _reporter(name: str):
+    def report(out: list, path: Any, *values: Any) -> bool:
+        out.append((name, path, values))
+        return True
+    return report
+
+
+def _gate(exact: type) -> TypeGate:
+    report = _reporter("type")
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        if isinstance(value, exact) and type(value) is not bool:
+            return False
+        return report(out, path, exact.__name__, type(value).__name__, value)
+
+    return TypeGate(check, frozenset({exact}))
+
+
+def _size(name: str, too: Any, limit: int, kinds: tuple[type, ...]) -> Size:
+    report = _reporter(name)
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        if isinstance(value, kinds) and too(len(value), limit):
+            return report(out, path, value, limit, len(value))
+        return False
+
+    return Size(check, too, limit, report, kinds)
+
+
+def _bound(name: str, failed: Any, limit: Any) -> Bound:
+    report = _reporter(name)
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        kind = type(value)
+        if (kind is int or kind is float) and failed(value, limit):
+            return report(out, path, value, limit)
+        return False
+
+    return Bound(check, failed, limit, report, False)
+
+
+def _both_ways(records: list, value: Any) -> None:
+    folded, plain = _chain([(r, i == 0, False) for i, r in enumerate(records)]), \
+        _chain([(r.check, i == 0, False) for i, r in enumerate(records)])
+    assert folded.__name__ in ("gate_then_size", "gate_then_sizes", "gate_then_bound", "gate_then_bounds")
+    assert plain.__name__ in ("gate_then_one", "gate_then_two")
+    found_folded: list = []
+    found_plain: list = []
+    assert folded(value, (None, "x"), found_folded) == plain(value, (None, "x"), found_plain)
+    assert found_folded == found_plain
+
+
+_ANY = st.one_of(st.text(max_size=6), st.text(max_size=6).map(Text), st.lists(st.integers(), max_size=5),
+                 st.lists(st.integers(), max_size=5).map(Items), st.lists(st.integers(), max_size=5).map(tuple),
+                 st.integers(-5, 5), st.floats(-5, 5), st.booleans(), st.none())
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ANY, st.integers(0, 4), st.integers(0, 4), st.booleans())
+def test_a_string_gate_with_its_lengths_folded_finds_what_the_chain_finds(value, low, high, two):
+    records = [_gate(str), _size("min_length", operator.lt, low, (str,))]
+    if two:
+        records.append(_size("max_length", operator.gt, high, (str,)))
+    _both_ways(records, value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ANY, st.integers(0, 4), st.integers(0, 4), st.booleans())
+def test_an_array_gate_with_its_item_counts_folded_finds_what_the_chain_finds(value, low, high, two):
+    records = [_gate(list), _size("max_items", operator.gt, high, (list, tuple))]
+    if two:
+        records.append(_size("min_items", operator.lt, low, (list, tuple)))
+    _both_ways(records, value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ANY, st.integers(-3, 3), st.integers(-3, 3), st.booleans())
+def test_a_number_gate_with_its_bounds_folded_finds_what_the_chain_finds(value, low, high, two):
+    records = [_gate(int), _bound("minimum", operator.lt, low)]
+    if two:
+        records.append(_bound("maximum", operator.gt, high))
+    _both_ways(records, value)
+
+
+def test_sizes_are_not_folded_into_a_gate_whose_types_they_do_not_measure():
+    """A gate passing integers, then a string length: the length is not about the gate's types,
+    so the chain stays plain (and still finds what it should)."""
+    records = [_gate(int), _size("min_length", operator.lt, 3, (str,))]
+    folded = _chain([(r, i == 0, False) for i, r in enumerate(records)])
+    assert folded.__name__ not in ("gate_then_size", "gate_then_sizes")
+    out: list = []
+    assert folded("ab", (None, "x"), out) and [name for name, _, _ in out] == ["type"]
