@@ -96,9 +96,9 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     message, when not the rule's own.  A closure called with positional values: every
     error of an invalid call comes through here.  For one to three fields (every built-in
     operation) it takes exactly that many: a sixth less per finding than packing them
-    (``*values``; 0.89 against 0.73 µs, measured side by side).  The path is flattened in one pass (a top-level argument, the commonest
-    place, inline), the message filled by a formatter made once
-    (:func:`.report.message_formatter`), the finding made from one tuple.
+    (``*values``; 0.89 against 0.73 µs, measured side by side).  The path is flattened in
+    one pass (a top-level argument, the commonest place, inline), the message filled by a
+    formatter made once (:func:`.report.message_formatter`), the finding made from one tuple.
 
     >>> from toolform_rules.engine.rule_files import builtin_rules
     >>> minimum = next(r for r in builtin_rules().profile_rules("sdk") if r.op == "minimum")
