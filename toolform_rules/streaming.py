@@ -62,6 +62,8 @@ _BRACKET_SET = frozenset(_BRACKETS)
 #: the characters that may open or close a call, which a feed keeps track of
 _MARKS_TEXT = "{}[]()<>"
 _MARKS = frozenset(_MARKS_TEXT)
+#: the characters a feed of one must look at (the others, most of a reply, only go on a call's arguments)
+_NOTABLE = frozenset(_MARKS_TEXT + _ENDS_A_CALL_TEXT + _ENDS_A_HEAD_TEXT)
 #: the options of ``parse_reply`` a stream takes
 _PARSE_OPTIONS = frozenset({"rule", "validate", "lenient_fallback", "profile", "rules", "policy"})
 
@@ -161,6 +163,8 @@ class ReplyStream:
         # (a feed of one character is the common case and the costly one: a character is tested against
         # short strings, an event made as a plain tuple, no regex, and out early)
         if len(chunk) == 1:
+            if chunk not in _NOTABLE and not self._ends_a_call:  # a letter, a digit, a space: out at once
+                return [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
             if chunk in _MARKS_TEXT:
                 self._track(chunk)
             ends = chunk in _ENDS_A_CALL_TEXT
