@@ -529,9 +529,12 @@ def test_a_failing_call_is_normalised_only_when_a_reported_value_holds_what_the_
     # a float that is fine (value is a number) beside an error elsewhere: not normalised
     report, repaired = run({"counterparty": "Acme", "value": 5.5, "term_months": "x"})
     assert report.type_errors and not repaired
-    # a float below an object that failed (the scan goes down): normalised, still failing
+    # a float under an argument no rule changes (contract_details holds no integer): passed over
     report, repaired = run({"counterparty": "Acme", "value": 1, "term_months": 1, "contract_details": {"status": 3.0}})
-    assert report.n_errors == 1 and repaired
+    assert report.n_errors == 1 and not repaired and sdk.repair_keys == ("term_months", "termmonths")
+    # ... and one spelled otherwise that resolves to one a rule changes: looked at, repaired
+    report, repaired = run({"counterparty": "Acme", "value": 1, "termMonths": 2.0, "colour": 1})
+    assert report.unknown_args == ["colour"] and repaired
     # floats with a fraction below a failing object: nothing the rules change (they change integral floats)
     report, repaired = run({"counterparty": "Acme", "value": 1, "term_months": 1,
                             "contract_details": {"status": 3.5, "extra": [0.25]}})
@@ -542,6 +545,27 @@ def test_a_failing_call_is_normalised_only_when_a_reported_value_holds_what_the_
     # a valid call is never normalised
     report, repaired = run({"counterparty": "Acme", "value": 5.0, "term_months": 12})
     assert report.ok and not repaired
+
+
+def test_a_float_below_a_failing_object_is_found_where_a_rule_may_change_it():
+    """The look for a float goes down from the reported place: an object missing a field holds an
+    integral float where an integer is wanted; it is normalised (and still fails, for the field)."""
+    from toolform_rules import load_tools
+    from toolform_rules.engine.verbs import program_for
+
+    tool = load_tools([{"name": "t", "parameters": {"type": "object", "properties": {
+        "box": {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+                "required": ["s"]},
+        "label": {"type": "string"}}}}]).tools[0]
+    sdk = program_for(tool, "sdk")
+    assert sdk.repair_keys == ("box",)
+    normalised = []
+    program = attrs.evolve(sdk, normalise=lambda arguments: normalised.append(1) or sdk.normalise(arguments))
+    report = program.run({"box": {"n": 2.0}, "label": "x"})
+    assert report.missing_required == ["box.s"] and not report.type_errors and normalised
+    del normalised[:]
+    report = program.run({"box": {"n": 2, "s": "y"}, "label": 2.0})  # a float under "label": passed over
+    assert report.type_errors == ["label: expected string, got float"] and not normalised
 
 
 def test_findings_are_ordered_where_a_rule_in_argument_order_has_a_check_of_its_own():

@@ -102,15 +102,33 @@ def test_sdk_accepts_everything_study_accepts(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_normalising_a_failing_call_only_when_it_could_change_it_changes_no_report(data: st.DataObject) -> None:
     """sdk normalises a failing call only when a reported value holds a value its repairing rules
-    change (an integral float); normalising every failing call, as before, gives the same report.
-    Integers are made integral and fractional floats, so both kinds of float meet failing values."""
+    change (an integral float), under an argument normalising may change at all; normalising every
+    failing call, as before, gives the same report.  Integers are made integral and fractional
+    floats, so both kinds of float meet failing values, and some keys are respelled (``termMonths``),
+    which resolve to their property by its canonical name."""
     doc = data.draw(st.sampled_from([SAMPLE_TOOL_JSON])) if data.draw(st.booleans()) else data.draw(tools())
     tool = load_tools([doc]).tools[0]
     arguments_ = data.draw(st.one_of(arguments(doc["parameters"]), st.dictionaries(st.text(max_size=6), JSON)))
     arguments_ = _some_ints_as_floats(arguments_, data)  # what sdk's repairing rule is there for
+    arguments_ = _respelled(arguments_, data)  # keys that resolve to a property by their canonical name
     program = program_for(tool, "sdk", DEFAULT_LIMITS, None)
     assert program.repairable == (float,) and program.repairable_only is float.is_integer
     assert program.run(arguments_) == attrs.evolve(program, repairable=None).run(arguments_)
+
+
+def _respelled(arguments: object, data: st.DataObject) -> object:
+    """``arguments`` with some top-level keys written under another naming convention."""
+    if not isinstance(arguments, dict):
+        return arguments
+    out: dict = {}
+    for key, value in arguments.items():
+        if isinstance(key, str) and data.draw(st.integers(0, 3)) == 0:
+            parts = key.split("_")
+            spelled = data.draw(st.sampled_from([key.upper(), parts[0] + "".join(p.title() for p in parts[1:]),
+                                                 key.replace("_", "-")]))
+            key = spelled if spelled not in arguments and spelled not in out else key
+        out[key] = value
+    return out
 
 
 def _opened_up(schema: object, data: st.DataObject) -> object:

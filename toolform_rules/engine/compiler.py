@@ -19,6 +19,7 @@ from typing import Any, Callable
 import attrs
 
 from ..schema.ir import Schema, Tool, content_key
+from ..schema.names import canonical_name
 from ..limits import Limits
 from .context import Bound, Check, NodeContext, Path, Reporter, Size, Transform, TypeGate, accept, make_reporter
 from .report import Finding, ValidationReport, VALID, report_of, rule_ids
@@ -464,6 +465,9 @@ class Program:
     repairable: tuple[type, ...] | None = None
     # ... and, of those, only the values this holds for (None: all of them)
     repairable_only: Callable[[Any], bool] | None = None
+    # the top-level arguments whose values normalising may change, by declared and by canonical name
+    # (None: any may); a finding under another argument is passed over without a look (see _repair_keys)
+    repair_keys: tuple[str, ...] | None = None
     # the plain JSON scalar types none of those rules changes (what a call of only such values holds)
     kept_scalars: frozenset[type] = attrs.field(init=False)
 
@@ -489,7 +493,7 @@ class Program:
         # (arguments of only plain values none of which the rules change: nothing to repair, whatever failed)
         if normalise is not None and self.normalise_on_failure and (self.repairable is None or not (
                 type(arguments) is dict and set(map(type, arguments.values())) <= self.kept_scalars)
-                and _may_repair(out, arguments, self.repairable, self.repairable_only)):
+                and _may_repair(out, arguments, self.repairable, self.repairable_only, self.repair_keys)):
             try:
                 repaired = normalise(arguments)
             except RecursionError:
@@ -515,20 +519,24 @@ class Program:
 
 
 def _may_repair(findings: list[Finding], arguments: Any, types: tuple[type, ...],
-                only: Callable[[Any], bool] | None = None) -> bool:
+                only: Callable[[Any], bool] | None = None, keys: tuple[str, ...] | None = None) -> bool:
     """Whether a value some finding is about holds, at any depth, a value of ``types`` (for which ``only`` holds).
 
     A rule that repairs only rejected values changes only a value some check reported: the
     finding's path is that value's, or an ancestor's.  So when no reported value holds a type
     the profile's rules may change, normalising would change nothing.  Each finding's path is
     followed as far as the arguments go, and what is there scanned whole (a missing argument:
-    its parent).
+    its parent).  ``keys``: the top-level arguments normalising may change at all (by declared
+    and canonical name); a finding under any other argument is passed over.
     """
     if not types:
         return False
     top = arguments if type(arguments) is dict else None
     for finding in findings:
         path = finding[2]
+        if keys is not None and path and type(path[0]) is str and path[0] not in keys \
+                and canonical_name(path[0]) not in keys:
+            continue
         if top is not None and len(path) == 1:  # a top-level argument: the commonest place
             value = top.get(path[0], top)
         else:
@@ -608,20 +616,43 @@ def compile_tool(tool: Tool, rules: tuple[Rule, ...], limits: Limits, ruleset: R
     compiler = Compiler(rules, tool, limits, ruleset)
     check = compiler.compile_node(tool.parameters, root=True)
     normalise = compiler.normaliser_of(tool.parameters, root=True) if compiler.normalise_rules else None
-    compiler.done()
-    shared = compiler.shared
     on_failure = bool(compiler.normalise_rules) and all(r.repairs_only_rejected for r, _ in compiler.normalise_rules)
     changed = [(compiler.operations[r.id].changed_types(r.options), compiler.operations[r.id].changes_only)
                for r, _ in compiler.normalise_rules]
     repairable = (None if any(types is None for types, _ in changed)
                   else tuple({t: None for types, _ in changed for t in types or ()}))
+    # (while the compiler still knows the properties' normalisers, made with the root's)
+    repair_keys = _repair_keys(compiler, tool.parameters, repairable) if on_failure and repairable else None
+    compiler.done()
+    shared = compiler.shared
     # Findings need ordering only where they can come out of order: a late rule's only if it reports in this
     # tool; a rule listed in argument order only if it has a check of its own here (where another operation
     # reports on its behalf, as properties does for additional_properties, it does so in its walk's order,
     # which is the arguments').
     positional, late = compiler.ordered_in(check)
     return Program(tool, normalise, check, late, shared.rule_order, positional, on_failure, repairable,
-                   _changes_only([(types, only) for types, only in changed if types]) if repairable else None)
+                   _changes_only([(types, only) for types, only in changed if types]) if repairable else None,
+                   repair_keys)
+
+
+def _repair_keys(compiler: Compiler, root: Schema, repairable: tuple[type, ...]) -> tuple[str, ...] | None:
+    """The top-level arguments whose values normalising may change, by declared and canonical name;
+    ``None`` when that cannot be told from the root's properties alone.
+
+    Each normalisation rule replaces only values of the types it declares (``changes``) at
+    its own node, and the rules that declare none only rebuild an object or a list from
+    their children's normalisers.  So where no rule may replace the arguments' object
+    itself, an argument's value changes only through its property's normaliser: one with
+    none is left as it is (and so is an undeclared argument that does not resolve to a
+    property with one).  An object that also has other ways to its values (a union, an
+    ``allOf``, a ``$ref``, patterns or a schema for undeclared keys) is not told apart.
+    """
+    if (not root.properties or root.any_of or root.one_of or root.all_of or root.not_ is not None
+            or root.if_ is not None or root.ref is not None or root.pattern_properties
+            or isinstance(root.additional_properties, Schema) or any(issubclass(dict, t) for t in repairable)):
+        return None
+    changed = [p.name for p in root.properties if compiler.normaliser_of(p.schema) is not None]
+    return tuple(dict.fromkeys([*changed, *map(canonical_name, changed)])) if changed else ()
 
 
 def _changes_only(changed: list[tuple[tuple[type, ...], Callable[[Any], bool] | None]]) -> Callable[[Any], bool] | None:
