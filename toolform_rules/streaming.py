@@ -163,13 +163,14 @@ class ReplyStream:
         # (a feed of one character is the common case and the costly one: a character is tested against
         # short strings, an event made as a plain tuple, no regex, and out early)
         if len(chunk) == 1:
-            if chunk not in _NOTABLE and not self._ends_a_call:  # a letter, a digit, a space: out at once
-                return [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
-            if chunk in _MARKS_TEXT:
-                self._track(chunk)
-            ends = chunk in _ENDS_A_CALL_TEXT
-            quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
-                                                            chunk not in _ENDS_A_HEAD_TEXT)
+            if chunk not in _NOTABLE and not self._ends_a_call:  # a letter, a digit, a space: one set test
+                ends, quiet = False, True
+            else:
+                if chunk in _MARKS_TEXT:
+                    self._track(chunk)
+                ends = chunk in _ENDS_A_CALL_TEXT
+                quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
+                                                                chunk not in _ENDS_A_HEAD_TEXT)
         else:
             if not _MARKS.isdisjoint(chunk):
                 self._track(chunk)

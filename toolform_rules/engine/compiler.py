@@ -147,7 +147,7 @@ class Compiler:
                 made = make_reporter(rule, operation.message_order)
             else:
                 option = operation.option(template)
-                if option is None or option.template_fields is None:
+                if option is None or option.template_order is None:
                     raise LookupError(f"operation {rule.op!r} declares no template option {template!r}")
                 made = make_reporter(rule, option.template_order, rule.options[template])
             entry = reporters[key] = (rule, made)
@@ -393,7 +393,8 @@ def _gated_sizes(gate: Check, passing: frozenset[type], declared: list[Size]) ->
     through the gate and, if it passes, the sizes' own checks.
     """
     if len(declared) == 1:
-        ((too, limit, report, check),) = [(s.too, s.limit, s.report, s.check) for s in declared]
+        (only,) = declared
+        too, limit, report, check = only.too, only.limit, only.report, only.check
 
         def gate_then_size(value: Any, path: Path, out: list) -> bool:
             if type(value) in passing:

@@ -31,12 +31,12 @@ class Option:
     """One option a rule may give its operation (``options: {name: value}`` in a rule file).
 
     ``type`` is ``bool``, ``str`` or ``tuple[str, ...]`` (a YAML list of strings);
-    ``choices`` limits a string to those words; ``template_fields``, when set, makes the
-    string a message template that may use those fields (and ``path``), checked like a
-    rule's ``message``; ``template_order`` holds them in the order the operation reports
-    them (see :func:`.context.make_reporter`).  ``default`` is what the operation reads when
-    the rule does not give the option (``None``: "not given", e.g. a template that falls
-    back on ``message``).
+    ``choices`` limits a string to those words; ``template_order``, when set, makes the
+    string a message template that may use those fields (and ``path``: all of them are
+    ``template_fields``), checked like a rule's ``message``, the fields in the order the
+    operation reports them (see :func:`.context.make_reporter`).  ``default`` is what the
+    operation reads when the rule does not give the option (``None``: "not given", e.g. a
+    template that falls back on ``message``).
 
     >>> Option("split_commas", bool, True, "split text on commas").kind
     'boolean'
@@ -50,8 +50,12 @@ class Option:
     doc: str
     required: bool = False
     choices: tuple[str, ...] = ()
-    template_fields: frozenset[str] | None = None
-    template_order: tuple[str, ...] = ()
+    template_order: tuple[str, ...] | None = None
+
+    @property
+    def template_fields(self) -> frozenset[str] | None:
+        """The fields a template option's message may use (``path`` among them); ``None`` for another option."""
+        return None if self.template_order is None else frozenset(self.template_order) | {"path"}
 
     @property
     def kind(self) -> str:
@@ -69,7 +73,7 @@ def template(name: str, doc: str, fields: tuple[str, ...]) -> Option:
     >>> sorted(template("timeout_message", "when a match times out", ("value",)).template_fields)
     ['path', 'value']
     """
-    return Option(name, str, None, doc, template_fields=frozenset(fields) | {"path"}, template_order=tuple(fields))
+    return Option(name, str, None, doc, template_order=tuple(fields))
 
 
 @attrs.frozen
@@ -81,8 +85,8 @@ class Operation:
     (normalisation), or ``None`` when the node gives it nothing to do; for a ``call``
     operation ``function(rule)`` returns the check of a call whose name resolves to no
     tool, called with that name.
-    ``message_fields``: the fields its findings fill in the rule's ``message`` (``path`` always);
-    ``message_order``: the same but ``path``, in the order its checks pass them to a reporter.
+    ``message_order``: the fields its findings fill in the rule's ``message``, in the order
+    its checks pass them to a reporter; ``message_fields``: the same and ``path``, as a set.
     ``subsumes``: operations whose work this one may take over at a node, in the same walk
     (``properties`` reports the undeclared keys ``additional_properties`` would); the
     compiler tells each side who the other is (:meth:`NodeContext.subsumed`).
@@ -101,7 +105,6 @@ class Operation:
     function: Callable[..., Any]
     phase: str = attrs.field(validator=one_of(("normalise", "validate")))
     options: tuple[Option, ...] = ()
-    message_fields: frozenset[str] = frozenset({"path"})
     subsumes: tuple[str, ...] = ()
     consults: tuple[str, ...] = ()
     acts_on: str = attrs.field(default="node", validator=one_of(TARGETS))
@@ -109,6 +112,11 @@ class Operation:
     changes: tuple[type, ...] | None = None
     changes_with: tuple[str, ...] = ()
     changes_only: Callable[[Any], bool] | None = None
+
+    @property
+    def message_fields(self) -> frozenset[str]:
+        """The fields a rule's ``message`` may use: the operation's and ``path``."""
+        return frozenset(self.message_order) | {"path"}
 
     @property
     def doc(self) -> str:
@@ -146,8 +154,7 @@ def operation(phase: str, *, options: tuple[Option, ...] = (), message_fields: t
     """
 
     def declare(function: Callable[..., Any]) -> Operation:
-        return Operation(function, phase, tuple(options), frozenset(message_fields) | {"path"},
-                         tuple(subsumes), tuple(consults), acts_on, tuple(message_fields), changes,
-                         tuple(changes_with), changes_only)
+        return Operation(function, phase, tuple(options), tuple(subsumes), tuple(consults), acts_on,
+                         tuple(message_fields), changes, tuple(changes_with), changes_only)
 
     return declare

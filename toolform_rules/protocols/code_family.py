@@ -51,7 +51,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall
-from .reading import GrammarBudget, GrammarTooLong, strip_code_fence
+from .reading import JSON_VALUES, GrammarBudget, GrammarTooLong, strip_code_fence
 
 # ---------------------------------------------------------------------------------------------
 # what reading one reply may cost
@@ -567,12 +567,6 @@ def ast_calls(text: str, shape: str) -> list[CallSyntax] | None:
 # ---------------------------------------------------------------------------------------------
 # the fast Python reader: a call's arguments rewritten as JSON for the C decoder
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-#: JSON's C decoder (NaN and Infinity are no Python literals: refused)
-_JSON_DECODE = json.JSONDecoder(parse_constant=_no_constant).raw_decode
 #: arguments up to the first parenthesis outside a string (for a ")" inside a string)
 _PLAIN_ARGUMENTS = re.compile(r'(?:[^()\'"\\]++|"(?:[^"\\\r\n]++|\\.)*+"|\'[^\'\\\r\n]*+\')*+')
 #: an escape Python and JSON read apart ("\/" is JSON's "/"; JSON pairs two surrogates), or one
@@ -670,7 +664,7 @@ def plain_arguments(args: str) -> dict[str, Any] | list[tuple[str | None, Any]] 
             return None
     text = ("{" + text + "}") if keywords else ("[" + text + "]")
     try:
-        value, end = _JSON_DECODE(text, 0)
+        value, end = JSON_VALUES.raw_decode(text, 0)
     except (ValueError, StopIteration, RecursionError):
         return None
     if end != len(text):

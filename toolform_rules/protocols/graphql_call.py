@@ -26,6 +26,7 @@ from ..schema.toolset import Toolset
 from .base import ProtocolInfo
 from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, Reject,
                           call_names, json_number, scalar_literal)
+from .reading import JSON_VALUES
 from .values import unquote
 
 OPERATION_WORDS = frozenset({"mutation", "query", "subscription"})
@@ -50,11 +51,6 @@ _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
 _BRACE_ESCAPE = re.compile(r"\\u\{([0-9A-Fa-f]{1,6})\}")
 
 # the fast path: names and punctuation by compiled patterns, strings by JSON's C decoder
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_JSON = json.JSONDecoder(parse_constant=_no_constant)
 _SPACE: Any = re.compile(r"[ \t\r\n,]*+")  # matches everywhere
 _WORD = re.compile(r"[^\W\d]\w*+(?:\.\w++)*+")
 _NUMBER = re.compile(r"-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?(?![\w.])")
@@ -205,7 +201,7 @@ class _Fast:
         if self.text.startswith('"', pos):
             if self.text.startswith('"""', pos):
                 raise Reject
-            key, pos = _JSON.raw_decode(self.text, pos)
+            key, pos = JSON_VALUES.raw_decode(self.text, pos)
             return key, pos
         return self.name(pos)
 
@@ -216,10 +212,10 @@ class _Fast:
         if c == '"':
             if text.startswith('"""', pos):
                 raise Reject
-            return _JSON.raw_decode(text, pos)
+            return JSON_VALUES.raw_decode(text, pos)
         if c == "[":
             try:  # a JSON array (the usual case) in one go; else item by item
-                return _JSON.raw_decode(text, pos)
+                return JSON_VALUES.raw_decode(text, pos)
             except ValueError:
                 pass
             out = []
@@ -254,7 +250,7 @@ class _Fast:
                     return pos + 1
                 if not text.startswith('"', pos) or text.startswith('"""', pos):
                     raise Reject
-                key, pos = _JSON.raw_decode(text, pos)  # a quoted key
+                key, pos = JSON_VALUES.raw_decode(text, pos)  # a quoted key
                 value, pos = self.value(_SPACE.match(text, self.expect(pos, ":")).end())
             if append is not None:
                 append((key, value))

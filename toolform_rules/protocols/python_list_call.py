@@ -72,7 +72,7 @@ class PythonListCall(PythonFamily):
             read = plain_list_at(body, head.start(), len(body), self.lists.tail) if head is not None else None
             if read is not None and LIST_HEAD.search(body, read[1]) is None:
                 return [(call.name, call.arguments) for call in self.finish(read[0], tools, [], offset)]
-        except (Exception, RecursionError):  # noqa: BLE001 — the full reading, with its own guard, decides
+        except Exception:  # noqa: BLE001 — (RecursionError too) the full reading, with its own guard, decides
             pass
         return super().calls_in(text, tools, limits=limits)
 

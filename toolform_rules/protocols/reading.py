@@ -1,5 +1,6 @@
 """What every family's reader shares: the one code-fence stripper, the reply's grammar budget, the
-one look-up of a tool (:func:`tool_of`) and the cap on a reply's notes (:data:`MAX_NOTES`).
+one look-up of a tool (:func:`tool_of`), the cap on a reply's notes (:data:`MAX_NOTES`) and JSON's C
+decoder without the constants no format writes (:data:`JSON_VALUES`).
 
 A reply is read by fast readers (``json.loads``, ``ast``, regular expressions that never
 backtrack) and, for what they cannot read, by the format's Lark grammar.  The grammar
@@ -10,6 +11,7 @@ says the same thing when a candidate is refused.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
@@ -19,6 +21,14 @@ from ..limits import DEFAULT_LIMITS, Limits
 if TYPE_CHECKING:
     from ..schema.ir import Tool
     from ..schema.toolset import Toolset
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(name)
+
+
+#: JSON's C decoder refusing NaN and Infinity (no Python literal, and no value a format writes), for the
+#: fast readers that hand it their values: ``JSON_VALUES.raw_decode(text, pos)`` raises ValueError on them
+JSON_VALUES = json.JSONDecoder(parse_constant=_refuse_constant)
 
 #: the most notes one reply's reading keeps (a reply of thousands of broken pieces is not as many notes)
 MAX_NOTES = 20

@@ -21,12 +21,12 @@ legal_draft_v3 ★counterparty§A\★B\  ★value%0.5 ★term_months#12 ★auto_
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Iterable
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
+from .reading import JSON_VALUES
 from .text_family import NAME, Calls, NameFirst, Reading, backslash_escape, backslash_unescape, value_text
 from .values import JsonValues, number
 
@@ -51,11 +51,6 @@ _SPACE = re.compile(r"[ \t]*+")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(name)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
 #: one call as read: its name and arguments, (key, (symbol, raw text | parsed JSON | None))
 Arguments = tuple[str, list[tuple[str, tuple[str, Any]]]]
@@ -151,7 +146,7 @@ class SymbolicCall(NameFirst):
                     if segment[pos] != ("[" if sigil == LIST else "{"):
                         return None
                     try:
-                        value, pos = _DECODER.raw_decode(segment, pos)
+                        value, pos = JSON_VALUES.raw_decode(segment, pos)
                     except (ValueError, RecursionError):
                         return None
                 else:

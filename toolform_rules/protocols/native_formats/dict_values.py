@@ -16,6 +16,8 @@ import re
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+from ..reading import JSON_VALUES
+
 _WS = re.compile(r"\s*+")
 _KEY = re.compile(r"[A-Za-z_][\w\-.]{0,255}")
 _BARE = re.compile(r"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?|true|false|null")
@@ -47,14 +49,6 @@ _BRACKET = re.compile(r"[{}\[\]]")
 _WINDOW = 1024
 #: where a string stands in the object's text outside its strings
 _HOLE = "\x01"
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-#: JSON's C decoder, without the NaN and Infinity the scan does not read
-_DECODE_JSON = json.JSONDecoder(parse_constant=_no_constant).raw_decode
 
 
 def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict[str, Any], int] | None:
@@ -108,7 +102,7 @@ def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict
         parts[1::2] = map(encode_basestring, strings)
         written = "".join(parts)
     try:
-        value, stop = _DECODE_JSON(written, 0)
+        value, stop = JSON_VALUES.raw_decode(written, 0)  # (no NaN: the scan reads none)
     except (ValueError, RecursionError):
         return None
     if stop != len(written) or type(value) is not dict:
