@@ -112,13 +112,25 @@ def test_prose_around_the_calls_is_the_content(protocol_id: str) -> None:
     call = ToolCall("search", {"input": "Paris"}) if protocol_id == "langchain_xml_agent" else \
         ToolCall("get_weather", {"city": "Paris"})
     body = protocol.render_calls([call])
-    if protocol_id in ("pythonic", "functionary_v32"):  # read from the reply's start / a line's start
+    if protocol_id == "pythonic":  # read from the reply's start
         text, want = body, ""
     else:
         text, want = "Let me check.\n" + body, "Let me check."
     reply = parse_reply(text, TOOLS, protocol_id)
     assert [c.arguments for c in reply.calls] == [call.arguments], (text, reply.note)
     assert reply.content == want
+    assert reply.note == "", text
+
+
+def test_a_line_of_prose_is_no_broken_functionary_call() -> None:
+    """Functionary writes a call's name at a line's start: every line of prose begins like one.  A line whose first
+    word no JSON follows is prose (no note); one whose JSON breaks is a call that could not be read (a note)."""
+    call = 'get_weather\n{"city": "Paris"}'
+    reply = parse_reply("Sure — I'll look.\n" + call + "\nLet me know.", TOOLS, "functionary_v32")
+    assert [c.arguments for c in reply.calls] == [{"city": "Paris"}]
+    assert (reply.note, reply.content) == ("", "Sure — I'll look.\n\nLet me know.")
+    broken = parse_reply('get_weather\n{"city": "Paris"', TOOLS, "functionary_v32")
+    assert broken.calls == () and "line 1, column 1 could not be read" in broken.note
 
 
 @settings(max_examples=60, deadline=None)

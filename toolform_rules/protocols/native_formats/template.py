@@ -60,6 +60,9 @@ def _at(err: json.JSONDecodeError, at: int) -> json.JSONDecodeError:
     return moved
 _BETWEEN_CALLS = re.compile(r"\s*+;?\s*+")
 _JSON_OPENING = re.compile(r"[{\[\n]")
+#: the slots that read JSON, and what such a value opens with
+_JSON_SLOTS = frozenset({"arguments", "call", "calls"})
+_JSON_OPENINGS = frozenset("{[")
 #: how far past a marker words before its JSON are passed over
 JUNK_CHARS = 256
 _BRACKETS = brackets("{[", "}]")
@@ -419,7 +422,10 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
                 ctx.fail(at, repr(cap.key))
                 return None
         return found.end()
-    ctx.committed = True  # (what follows reads arguments: a failure from here on is worth a note)
+    if kind not in _JSON_SLOTS or text[at:at + 1] in _JSON_OPENINGS:
+        # what follows reads arguments: a failure from here on is worth a note.  JSON arguments begin with their
+        # bracket: a line of prose whose first word a bare name template took (Functionary) is no broken call
+        ctx.committed = True
     if kind == "arguments":
         read = _json_at(text, at, ctx, "a JSON object")
         if read is None:
