@@ -264,3 +264,28 @@ def test_arguments_nested_too_deeply_are_refused_not_crashed() -> None:
     assert not report.ok and report.findings[-1].rule == "engine.nesting-limit"
     shallow = [[[[]]]]
     assert validate_arguments({"name": "f", "arguments": {"tree": shallow}}, tool).ok
+
+
+_JSON_LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8)
+_JSON_TEXTS = st.recursive(_JSON_LEAVES, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8).map(json.dumps)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(" \t\n\r\x0b\ufeff\xa0", max_size=2), _JSON_TEXTS | st.text(max_size=12),
+       st.text(" \t\n\r\x0b}]x,", max_size=3))
+def test_the_fast_json_reading_of_a_text_value_is_json_loads(before: str, body: str, after: str) -> None:
+    """Typing a text value reads its JSON as ``json.loads`` does (the same value, or a ValueError for both), for
+    JSON between any white space JSON allows or not and any text after it."""
+    from toolform_rules.engine.normalisation_ops import json_loads
+
+    text = before + body + after
+    try:
+        expected: object = json.loads(text)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: object = json_loads(text)
+    except ValueError:
+        got = ValueError
+    assert json.dumps(got, default=repr) == json.dumps(expected, default=repr), text
