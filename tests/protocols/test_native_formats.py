@@ -261,3 +261,47 @@ def test_the_compiled_reading_agrees_with_a_change_at_every_place(protocol_id: s
     for at in range(len(text) + 1):
         for changed in (text[:at] + "\xa0" + text[at:], text[:at] + " \xa0" + text[at:], text[:at] + text[at + 1:]):
             _both(protocol_id, changed)
+
+
+#: the formats whose parameters the flat reader reads (one pattern for a whole parameter, else steps)
+FLAT = [protocol_id for protocol_id in NATIVE if native_format(protocol_id)._flat_parameter is not None]
+
+
+def _parameter_pieces(protocol_id: str) -> tuple[str, str, str]:
+    """A one-parameter call in ``protocol_id``: what comes before its value, its closing literal, what follows."""
+    text = native_format(protocol_id).render_calls([ToolCall("get_weather", {"city": "VALUE"})])
+    at = text.index("VALUE")
+    close = native_format(protocol_id)._flat_parameter[2][0]
+    return text[:at], close, text[at + len("VALUE"):]
+
+
+def test_the_flat_formats_are_the_text_valued_xml_ones() -> None:
+    assert len(FLAT) >= 8 and "qwen3_coder_xml" in FLAT and "anthropic_legacy_xml" in FLAT
+
+
+@pytest.mark.parametrize("protocol_id", FLAT)
+def test_parameters_the_one_pattern_does_not_read_are_read_by_the_steps_alike(protocol_id: str) -> None:
+    """Where the one pattern for a parameter fails (a CDATA value holding the closing literal, a closing tag that
+    names another key, a value that never closes) the steps read it, and every later parameter of the reply:
+    the same calls, notes and content as the step interpreter; and a value on lines of its own is trimmed alike."""
+    before, close, after = _parameter_pieces(protocol_id)
+    good = before + "Paris" + after
+    cases = [before + "<![CDATA[a" + close + "b]]>" + after, before + "<![CDATA[x]]>" + after + good,
+             before + "x" + close.replace("/", "/y", 1) + after + good, before + "never closed" + good,
+             good + before + "no end", before + "\nx\n" + after + good]
+    for text in cases:
+        _both(protocol_id, "Sure.\n" + text)
+    cdata = parse_reply(before + "<![CDATA[a" + close + "b]]>" + after, TOOLS, protocol_id)
+    assert [c.arguments for c in cdata.calls] == [{"city": "a" + close + "b"}], cdata.note
+
+
+@pytest.mark.parametrize("protocol_id", FLAT)
+def test_a_value_read_to_a_far_closing_literal_is_read_once(protocol_id: str) -> None:
+    """Many calls begun, their values running to one closing literal at the end, none finished: each later
+    candidate's value starts inside what the one pattern has read, and it is not read again by a pattern
+    (quadratic when it was: 35x the time for 10x the text)."""
+    from support.growth import assert_grows_linearly
+
+    before, close, _ = _parameter_pieces(protocol_id)
+    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
+                          lambda size: (before * (size // len(before) + 1))[:size] + close)

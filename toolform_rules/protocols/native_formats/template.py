@@ -131,7 +131,7 @@ class Context:
     """One reply being read: the text, the entry, the finder, the furthest failure, helpers from the protocol."""
 
     __slots__ = ("text", "entry", "parameter", "flat_parameter", "finder", "failed_at", "expected", "committed",
-                 "read_with", "read_input", "tools", "limits")
+                 "read_with", "read_input", "tools", "limits", "fused_from")
 
     def __init__(self, text: str, entry: FormatEntry, parameter: tuple[tuple, ...],
                  flat_parameter: tuple[tuple, ...] | None, read_with: Callable[..., list[tuple[str, Any]]],
@@ -142,6 +142,9 @@ class Context:
         #: the candidate has matched a marker or begun its arguments: its failure is worth a note
         self.committed = False
         self.read_with, self.read_input, self.tools = read_with, read_input, tools
+        #: where a parameter may next be read by one pattern (see :func:`_flat_parameters`): past all that such
+        #: a pattern has read, so that none reads a character twice
+        self.fused_from = 0
 
     def fail(self, at: int, expected: str) -> None:
         if at > self.failed_at:
@@ -485,23 +488,51 @@ def flat(steps: tuple[tuple, ...]) -> tuple | None:
     if head_slots.count("key") != 1 or "name" in head_slots + tail_slots:
         return None
     tail_keys = tuple(index for index, slot in enumerate(tail_slots, 1) if slot == "key")
-    return head_pattern, head_slots.index("key") + 1, closes, tail_pattern, tail_keys
+    # the whole parameter in one pattern: the value runs to the first place where a closing literal stands
+    # (possessively: it never gives back), the first of them listed that stands there closes it; a CDATA value
+    # is left to the steps above (it may hold a closing literal)
+    firsts = "".join(sorted({re.escape(close[0]) for close in closes}))
+    closing = "|".join(map(re.escape, closes))
+    value = rf"(?!{re.escape(_CDATA)})((?:[^{firsts}]++|(?!{closing})[{firsts}])*+)(?>{closing})"
+    fused = re.compile(head_pattern.pattern + value + (tail_pattern.pattern if tail_pattern is not None else ""))
+    value_group = len(head_slots) + 1
+    return (head_pattern, head_slots.index("key") + 1, closes, tail_pattern, tail_keys, fused, value_group,
+            tuple(value_group + index for index in tail_keys))
 
 
 def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> int:
     """The parameters written one after another from ``at`` with a flat template; where they end.  (What
-    :func:`match` does for each, in one pattern, a search for its closing literal and one more pattern: a
-    parameter is most of a text-valued call.)"""
-    head, key_group, closes, tail, tail_keys = compiled
+    :func:`match` does for each: one pattern for the whole parameter; where it fails, a pattern up to the value,
+    a search for its closing literal and one more pattern.  A parameter is most of a text-valued call.)
+
+    The one pattern reads a value to its end: it is tried only past all that it has read in this reply
+    (``ctx.fused_from``), and not again once it failed where a parameter began, so that a reply of many
+    candidates is read in linear time (the searches of the steps are :class:`Finder`'s)."""
+    head, key_group, closes, tail, tail_keys, fused, value_group, fused_tail_keys = compiled
     text, arguments, trim = ctx.text, cap.arguments, ctx.entry.value_trim == "newline"
     find = ctx.finder.find
     single, close = len(closes) == 1, closes[0]
     closes_pattern = _first_of(closes)
     while True:
+        whole = None
+        if at >= ctx.fused_from:
+            whole = fused.match(text, at)
+            if whole is not None and (not fused_tail_keys or all(whole.group(index) in (None, whole.group(key_group))
+                                                                  for index in fused_tail_keys)):
+                key, body = whole.group(key_group, value_group)
+                if trim:
+                    body = body[1:] if body[:1] == "\n" else body
+                    body = body[:-1] if body[-1:] == "\n" else body
+                arguments[key] = body
+                ctx.committed = True
+                at = ctx.fused_from = whole.end()
+                continue
         opened = head.match(text, at)
         if opened is None:
             ctx.fail(at, "a parameter")
             return at
+        if at >= ctx.fused_from:  # the pattern failed after a parameter began: it may have read to the end
+            ctx.fused_from = len(text) + 1
         key, pos = opened.group(key_group), opened.end()
         ctx.committed = True
         if text.startswith(_CDATA, pos):  # <![CDATA[...]]>: the value may hold the closing literal
