@@ -308,3 +308,32 @@ def test_instructions() -> None:
     text = P.instructions(SAMPLE)
     assert "legal_draft_v3(" in text and "Python" in text
     assert P.instructions() and "tool_name(" in P.instructions()
+
+
+# --- calls_in: what a model-native format (olmo3_pythonic) hands this protocol ------------------------
+
+_AROUND_CALLS = st.sampled_from(["", "\n", " ", ";", "; ", "Sure.\n", "```python\n", "\n```", "f(a=1)", "g('x')",
+                                 "(", ")", "'", '"', "[f(1)]", "x = ", "# note\n", "legal_draft_v3()"])
+
+
+@given(st.lists(st.one_of(_AROUND_CALLS, python_call_source().map(lambda source: source[0])), max_size=5)
+       .map("".join))
+def test_calls_in_gives_the_calls_parse_gives(text: str) -> None:
+    """``calls_in`` reads a text of plain calls alone directly; on any text it answers as ``parse`` does (with and
+    without a toolset: the full reading keeps only known tools' calls in running text)."""
+    for tools in (OUR_TOOLS, None):
+        expected = [(call.name, call.arguments) for call in P.parse(text, tools).calls]
+        assert P.calls_in(text, tools) == expected, text
+
+
+def test_calls_in_gives_the_calls_parse_gives_on_the_engine_corpus_and_nasty_input() -> None:
+    from engine_cases import all_cases
+
+    texts = [case["reply"] for case in all_cases()] + list(NASTY_INPUTS.values())
+    texts += ["f(a=1)\n" * 20, "f(a=1); g(b='x');", 'legal_draft_v3(counterparty="A", value=5)']
+    taken = 0
+    for text in texts:
+        expected = [(call.name, call.arguments) for call in P.parse(text, OUR_TOOLS).calls]
+        assert P.calls_in(text, OUR_TOOLS) == expected, text[:200]
+        taken += bool(expected)
+    assert taken > 5

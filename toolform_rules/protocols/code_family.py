@@ -705,7 +705,7 @@ def plain_call_at(text: str, begin: int, open_pos: int, end: int) -> tuple[CallS
 
 
 #: a name as the grammar's NAME has it, directly followed by "("
-_CALL_NAME = re.compile(r"[^\W\d]\w*+(?:[.\-]\w++)*+\(")
+PLAIN_CALL_NAME = re.compile(r"[^\W\d]\w*+(?:[.\-]\w++)*+\(")
 _SPACE: Any = re.compile(r"[ \t\r\n]*+")  # matches everywhere
 _CALL_SEPARATOR: Any = re.compile(r"[ \t\r\n;]*+")  # matches everywhere
 
@@ -724,7 +724,7 @@ def plain_list_at(text: str, pos: int, end: int, tail: Pattern[str] | None = Non
             if after is not None:
                 at = after.end()
                 return (calls, at + 1) if text.startswith("]", at, end) else None
-        name = _CALL_NAME.match(text, at, end)
+        name = PLAIN_CALL_NAME.match(text, at, end)
         if name is None:
             return None
         read = plain_call_at(text, at, name.end() - 1, end)
@@ -800,7 +800,7 @@ def plain_calls(text: str, shape: str) -> list[CallSyntax] | None:
         return read_list[0]
     calls: list[CallSyntax] = []
     while pos < n:
-        name = _CALL_NAME.match(text, pos)
+        name = PLAIN_CALL_NAME.match(text, pos)
         read = plain_call_at(text, pos, name.end() - 1, n) if name is not None else None
         if read is None:
             return None
