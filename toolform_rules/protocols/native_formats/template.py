@@ -467,7 +467,8 @@ def flat(steps: tuple[tuple, ...]) -> tuple | None:
     """A parameter template of regular steps (see :func:`regular_runs`) around one key and one value that its
     closing literal (or one of several) follows, compiled for :func:`_flat_parameters`: (the pattern up to the
     value, the index of its key's group, the closing literals, the pattern after them, the indexes of that
-    pattern's key groups); else ``None``."""
+    pattern's key groups; the pattern of the whole parameter, its value's group, its later key groups); else
+    ``None``."""
     values = [index for index, step in enumerate(steps) if step[0] == SLOT and step[1] == "value"]
     if len(values) != 1 or values[0] + 1 >= len(steps):
         return None
@@ -514,7 +515,6 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
     single, close = len(closes) == 1, closes[0]
     closes_pattern = _first_of(closes)
     while True:
-        whole = None
         if at >= ctx.fused_from:
             whole = fused.match(text, at)
             if whole is not None and (not fused_tail_keys or all(whole.group(index) in (None, whole.group(key_group))
