@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import shutil
@@ -31,42 +32,49 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: what one process runs: the sample call in a protocol, prose-wrapped as bench/parse.py writes it, parsed
-#: with validation (or the seed's valid and invalid calls validated), ``warm`` times then ``count`` more
+#: what one process runs: ``validate_arguments`` of a call, or ``parse_reply`` of a reply in a protocol (given as
+#: JSON, the same to every checkout), ``warm`` times then ``count`` more
 DRIVER = """
-import sys
-from toolform_rules import ToolCall, get_protocol, parse_reply, sample_toolset, validate_arguments
-what, warm, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+import json, sys
+from toolform_rules import parse_reply, sample_toolset, validate_arguments
+kind, given, warm, count = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 tools = sample_toolset()
-ARGUMENTS = {"counterparty": "Acme Holdings", "value": 12000, "term_months": 24, "auto_renew": True,
-             "contract_details": {"contract_id": "C-1042", "status": "draft"}}
-if what == "validate:a":
-    call = {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 1000, "term_months": 12,
-            "auto_renew": False, "contract_details": {"contract_id": "c1", "status": "draft"}}}
-    run = lambda: validate_arguments(call, tools)
-elif what == "validate:b":
-    call = {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": -5, "term_months": "ten",
-                                                    "colour": "red"}}
-    run = lambda: validate_arguments(call, tools)
+if kind == "validate":
+    run = lambda: validate_arguments(given, tools)
 else:
-    text = ("Sure \\u2014 I'll draft that contract for you now.\\n"
-            + get_protocol(what).render_calls([ToolCall("legal_draft_v3", ARGUMENTS)])
-            + "\\nLet me know if anything should change.")
-    run = lambda: parse_reply(text, tools, what)
+    run = lambda: parse_reply(given["text"], tools, given["protocol"])
 for _ in range(warm + count):
     run()
 """
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
+def work(what: str) -> tuple[str, str]:
+    """What the driver runs for ``what`` (a protocol id, ``validate:a`` or ``validate:b``): the sample call as
+    bench/validate.py validates it, the sample reply as bench/parse.py's native table reads it."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    if what.startswith("validate:"):
+        from validate import SAMPLE_INVALID, SAMPLE_VALID
+
+        arguments = SAMPLE_VALID if what == "validate:a" else SAMPLE_INVALID
+        return "validate", json.dumps({"name": "legal_draft_v3", "arguments": arguments})
+    from parse import AFTER, ARGUMENTS, BEFORE
+
+    from toolform_rules import ToolCall, get_protocol
+
+    text = BEFORE + get_protocol(what).render_calls([ToolCall("legal_draft_v3", ARGUMENTS)]) + AFTER
+    return "parse", json.dumps({"text": text, "protocol": what})
+
+
 def instructions(checkout: Path, what: str, repeat: int) -> int:
     """Instructions one parse (or validation) costs in ``checkout``: two processes' counts, differenced."""
+    kind, given = work(what)
     # (run in the checkout: ``-c`` puts the working directory first on the path)
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONHASHSEED": "0"}
     counts = []
     for count in (0, 0, repeat):  # the first run may compile bytecode: the second is the base
         out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                              sys.executable, "-c", DRIVER, what, "50", str(count)],
+                              sys.executable, "-c", DRIVER, kind, given, "50", str(count)],
                              env=env, cwd=checkout, capture_output=True, text=True, check=True).stderr
         counts.append(int(_REFS.search(out).group(1).replace(",", "")))  # type: ignore[union-attr]
     return round((counts[2] - counts[1]) / repeat)

@@ -705,7 +705,7 @@ def plain_call_at(text: str, begin: int, open_pos: int, end: int) -> tuple[CallS
 
 
 #: a name as the grammar's NAME has it, directly followed by "("
-PLAIN_CALL_NAME = re.compile(r"[^\W\d]\w*+(?:[.\-]\w++)*+\(")
+_CALL_NAME = re.compile(r"[^\W\d]\w*+(?:[.\-]\w++)*+\(")
 _SPACE: Any = re.compile(r"[ \t\r\n]*+")  # matches everywhere
 _CALL_SEPARATOR: Any = re.compile(r"[ \t\r\n;]*+")  # matches everywhere
 
@@ -724,7 +724,7 @@ def plain_list_at(text: str, pos: int, end: int, tail: Pattern[str] | None = Non
             if after is not None:
                 at = after.end()
                 return (calls, at + 1) if text.startswith("]", at, end) else None
-        name = PLAIN_CALL_NAME.match(text, at, end)
+        name = _CALL_NAME.match(text, at, end)
         if name is None:
             return None
         read = plain_call_at(text, at, name.end() - 1, end)
@@ -800,7 +800,7 @@ def plain_calls(text: str, shape: str) -> list[CallSyntax] | None:
         return read_list[0]
     calls: list[CallSyntax] = []
     while pos < n:
-        name = PLAIN_CALL_NAME.match(text, pos)
+        name = _CALL_NAME.match(text, pos)
         read = plain_call_at(text, pos, name.end() - 1, n) if name is not None else None
         if read is None:
             return None
@@ -1955,6 +1955,24 @@ class PythonFamily(CodeFamily):
 
     def alone(self, text: str, start: int, end: int) -> bool:
         return text.endswith((")", ";"), start, end) and CALL_START.match(text, start, end) is not None
+
+    def read_alone(self, body: str) -> list[CallSyntax] | None:
+        """The calls of ``body`` (a reply without its code fence) when it holds them alone in the plain form,
+        as :meth:`read` would find and read them; ``None`` when the full reading decides."""
+        return None
+
+    def calls_in(self, text: str, tools: Toolset | None = None, *,
+                 limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
+        """:meth:`parse`'s calls; a text that :meth:`read_alone` reads is read directly (what a model-native
+        format hands a Python protocol is mostly that)."""
+        try:
+            body, offset, _ = strip_code_fence(text)
+            found = self.read_alone(body)
+            if found is not None:
+                return [(call.name, call.arguments) for call in self.finish(found, tools, [], offset)]
+        except Exception:  # noqa: BLE001 — (RecursionError too) the full reading, with its own guard, decides
+            pass
+        return super().calls_in(text, tools, limits=limits)
 
     def read_lists(self, lists: PythonLists, body: str, tools: Toolset | None, budget: Budget,
                    notes: list[str]) -> Scan:

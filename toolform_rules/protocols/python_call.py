@@ -19,12 +19,9 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .code_family import (BLANK, PLAIN_CALL_NAME, CallSyntax, PythonFamily, call_names, plain_call_at,
-                          python_call_text)
-from .reading import strip_code_fence
+from .code_family import CallSyntax, PythonFamily, call_names, plain_calls, python_call_text
 
 #: the most calls a text read directly may hold (more: the full reading, which counts what it may spend)
 DIRECT_CALLS = 16
@@ -38,28 +35,13 @@ class PythonCall(PythonFamily):
         parallel=True,
     )
 
-    def calls_in(self, text: str, tools: Toolset | None = None, *,
-                 limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
-        """:meth:`parse`'s calls; a text of plain calls and nothing else (white space or ";" between them) read
-        directly: :meth:`read` would take the text as calls alone, find them as its candidates, and read them so."""
-        try:
-            body, offset, _ = strip_code_fence(text)
-            if self.alone(body, 0, len(body)):
-                found: list[CallSyntax] = []
-                at = 0
-                while at < len(body) and len(found) < DIRECT_CALLS:
-                    name = PLAIN_CALL_NAME.match(body, at)
-                    read = plain_call_at(body, at, name.end() - 1, len(body)) if name is not None else None
-                    if read is None:
-                        break
-                    found.append(read[0])
-                    at = BLANK.match(body, read[1]).end()  # type: ignore[union-attr]  # (matches everywhere)
-                else:
-                    if at == len(body):
-                        return [(call.name, call.arguments) for call in self.finish(found, tools, [], offset)]
-        except Exception:  # noqa: BLE001 — (RecursionError too) the full reading, with its own guard, decides
-            pass
-        return super().calls_in(text, tools, limits=limits)
+    def read_alone(self, body: str) -> list[CallSyntax] | None:
+        """Plain calls and nothing else (white space or ";" between them), at most :data:`DIRECT_CALLS`:
+        :meth:`read` would take the text as calls alone, find them as its candidates, and read them so."""
+        if not self.alone(body, 0, len(body)):
+            return None
+        found = plain_calls(body, "lines")
+        return found if found is not None and len(found) <= DIRECT_CALLS else None
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(python_call_text(c) for c in calls)

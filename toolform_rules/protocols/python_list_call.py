@@ -18,11 +18,11 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (LIST_HEAD, Budget, PythonFamily, PythonLists, PythonValues, call_names, leftover_note,
-                          plain_list_at, python_call_text)
+from .code_family import (LIST_HEAD, Budget, CallSyntax, PythonFamily, PythonLists, PythonValues, call_names,
+                          leftover_note, plain_list_at, python_call_text)
 from .reading import strip_code_fence
 
 EMPTY_LIST = re.compile(r"\[[ \t\r\n]*+\]")
@@ -62,19 +62,12 @@ class PythonListCall(PythonFamily):
             notes.append("the calls are not in a bracketed list")
         return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), False)
 
-    def calls_in(self, text: str, tools: Toolset | None = None, *,
-                 limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
-        """:meth:`parse`'s calls; a text that holds one list of calls, in the plain form, read directly:
-        :meth:`read` would find it as its first candidate and its last, and read it so."""
-        try:
-            body, offset, _ = strip_code_fence(text)
-            head = LIST_HEAD.search(body)
-            read = plain_list_at(body, head.start(), len(body), self.lists.tail) if head is not None else None
-            if read is not None and LIST_HEAD.search(body, read[1]) is None:
-                return [(call.name, call.arguments) for call in self.finish(read[0], tools, [], offset)]
-        except Exception:  # noqa: BLE001 — (RecursionError too) the full reading, with its own guard, decides
-            pass
-        return super().calls_in(text, tools, limits=limits)
+    def read_alone(self, body: str) -> list[CallSyntax] | None:
+        """One list of calls in the plain form, and no other list of calls after it: :meth:`read` would find it
+        as its first candidate and its last, and read it so."""
+        head = LIST_HEAD.search(body)
+        read = plain_list_at(body, head.start(), len(body), self.lists.tail) if head is not None else None
+        return read[0] if read is not None and LIST_HEAD.search(body, read[1]) is None else None
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "[" + ", ".join(python_call_text(c) for c in calls) + "]"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..schema.ir import Tool
     from ..schema.toolset import Toolset
 
+
 def _refuse_constant(name: str) -> None:
     raise ValueError(name)
 

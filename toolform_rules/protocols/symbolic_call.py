@@ -50,8 +50,6 @@ _ARGUMENT = re.compile(rf"★({KEY}+)(?:([§#%¿])[ \t]*+({TEXT})?|[≡¤][ \t]*
 _SPACE = re.compile(r"[ \t]*+")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
-
-
 #: one call as read: its name and arguments, (key, (symbol, raw text | parsed JSON | None))
 Arguments = tuple[str, list[tuple[str, tuple[str, Any]]]]
 
