@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.growth import assert_grows_linearly
+from toolform_rules.protocols.native_formats import dict_values
 from toolform_rules.protocols.native_formats.dict_values import (
     MAX_DEPTH, read_dict, read_dict_as_json, scan_dict, write_dict)
 
@@ -107,6 +108,63 @@ def test_what_the_renderer_writes_is_read_as_json(value: dict, quote: str) -> No
     if scan_dict(text + suffix, 0, QUOTES) != (value, len(text)) or "\x01" in text:
         return
     assert read_dict_as_json(text + suffix, 0, QUOTES) == (value, len(text))
+
+
+_SKELETON_PIECES = ["{", "}", "[", "]", ",", ":", "a", "b_c", "x-y.z", "ключ", "1a", "1", "-2.5e+3", "01", "true",
+                    "nul", "\x01", " ", "\n", "'", "k" * 256, "a:", ",b_c:", "1a:", "ключ:", "-x:", ",k:", ".k:"]
+
+
+def _decoded(written: str) -> Any:
+    """The value JSON reads in a skeleton (each string an empty one), or None where it reads none."""
+    text = written.replace("\x01", '""')
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        return None
+    return value if end == len(text) else None
+
+
+def _general(skeleton: str) -> tuple[int, str] | None:
+    closed = dict_values._closing(skeleton)
+    if closed is None or closed < 0:
+        return None
+    keyed = dict_values._JSON_KEY.split(skeleton[:closed])
+    keyed[1::2] = map(dict_values._IN_QUOTES, keyed[1::2])
+    return closed, "".join(keyed)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(st.lists(st.sampled_from(_SKELETON_PIECES), max_size=24).map(lambda pieces: "{" + "".join(pieces)),
+                 st.builds(lambda value, data: _damaged(_written(value, data), data),
+                           st.dictionaries(st.sampled_from(["a", "n", "b_c", "x-y.z", "ключ"]), _VALUES, max_size=5),
+                           st.data())
+                 .map(lambda text: "\x01".join(text.replace('<|"|>', "<escape>").split("<escape>")[0::2]))
+                 .filter(lambda skeleton: skeleton.startswith("{"))))
+def test_the_plain_way_reads_what_the_general_way_reads(skeleton: str) -> None:
+    """An object written as the renderer writes it has its keys quoted by three replacements; where
+    that way answers, the general way (the brackets counted one by one, each key found by a pattern)
+    finds the same end and quotes keys that JSON reads to the same value.  The skeletons (the text
+    outside the strings, each string ``\x01``): pieces at random, and the texts of the test above."""
+    plain = dict_values._plain_keys_quoted(skeleton)
+    if plain is None:
+        return
+    general = _general(skeleton)
+    assert general is not None and plain[0] == general[0]
+    assert _decoded(plain[1]) == _decoded(general[1])
+
+
+@pytest.mark.parametrize("skeleton", ["{a:\x01,n:-1.5e3,t:true,o:{b:null,c:{d:\x01}},e:0}", "{_k9:1}",
+                                      "{a:{b:{c:1}},d:2}", "{" + ",".join(f"k{i}:{i}" for i in range(60)) + "}"])
+def test_what_the_renderer_writes_goes_the_plain_way(skeleton: str) -> None:
+    plain = dict_values._plain_keys_quoted(skeleton + "<end_function_call> and after, {x:1}")
+    assert plain is not None and plain[0] == len(skeleton)
+    assert _decoded(plain[1]) == _decoded(_general(skeleton)[1]) is not None
+
+
+@pytest.mark.parametrize("skeleton", ["{a:[1]}", "{a: 1}", "{a:{b:{c:{d:1}}}}", "{a:1,}", "{}", "{a:{}}", "{1a:1}",
+                                      "{a+b:1}", "{é:1}", "{" + "k" * 257 + ":1}", "{a:1"])
+def test_anything_else_goes_the_general_way(skeleton: str) -> None:
+    assert dict_values._plain_keys_quoted(skeleton) is None
 
 
 @pytest.mark.parametrize("text", ["{a:<e>x<e>,n:1}", "{n:1,a:<e>x<e>}", "{a:[<e>x<e>,1]}"])

@@ -71,6 +71,7 @@ def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict
     if not text.startswith("{", at):
         return None
     window = _WINDOW
+    written: str | None
     while True:  # a window of the text from the "{", four times wider until the object closes in it
         stop = min(len(text), at + window)
         region = text[at:stop]
@@ -79,7 +80,8 @@ def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict
         quote = _first_marker(text, at, stop, quotes)
         pieces = region.split(quote) if quote else [region]
         skeleton = _HOLE.join(pieces[0::2])  # the text outside the strings (a string the window cuts left out)
-        closed = _closing(skeleton)
+        plain = _plain_keys_quoted(skeleton)
+        closed, written = plain if plain is not None else (_closing(skeleton), None)
         if closed is not None:
             break
         if stop == len(text):
@@ -93,9 +95,10 @@ def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict
     end = at + closed + sum(map(len, strings)) + held * (2 * len(quote or "") - len(_HOLE))
     if '"' in skeleton or _STRING_KEY.search(skeleton) is not None or any(marker in skeleton for marker in quotes):
         return None  # a string or a marker where the scan reads none, or a string as a key
-    keyed = _JSON_KEY.split(skeleton)  # (in C, as every step here: no call per key or string)
-    keyed[1::2] = map(_IN_QUOTES, keyed[1::2])
-    written = "".join(keyed)
+    if written is None:
+        keyed = _JSON_KEY.split(skeleton)  # (in C, as every step here: no call per key or string)
+        keyed[1::2] = map(_IN_QUOTES, keyed[1::2])
+        written = "".join(keyed)
     if strings:
         parts: list[str] = [""] * (2 * len(strings) + 1)
         parts[0::2] = written.split(_HOLE)
@@ -108,6 +111,39 @@ def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict
     if stop != len(written) or type(value) is not dict:
         return None
     return value, end
+
+
+#: an object (objects in it to three levels, no lists) from its "{" to its "}"
+_BRACED = re.compile(r"\{[^{}\[\]]*+(?:\{[^{}\[\]]*+(?:\{[^{}\[\]]*+\}[^{}\[\]]*+)*+\}[^{}\[\]]*+)*+\}")
+#: the characters of an object as the renderer writes it outside its strings, and of its keys
+_PLAIN_CHARACTERS = re.compile(r"[A-Za-z0-9_\-.{}:,\x01]*+")
+_NOT_A_KEY_AFTER = re.compile(r"[{,](?![A-Za-z_])")
+#: the longest key the scan reads (see _KEY)
+_MAX_KEY = 256
+
+
+def _plain_keys_quoted(skeleton: str) -> tuple[int, str] | None:
+    r"""Where the object that ``skeleton`` opens closes, and its text with the keys in JSON's
+    quotes, when it is written as the renderer writes it (objects in objects, no lists, no white
+    space, ASCII); else ``None``, and the general way finds both (:func:`_closing`, :data:`_JSON_KEY`).
+
+    Written so, every ``{`` and ``,`` opens a key and every ``:`` ends one, so three plain
+    replacements quote the keys where the general way tries a pattern at every character:
+    the same text, at a fraction of the cost.
+
+    >>> _plain_keys_quoted('{a:\x01,b:{c:-1.5e3,d:true}}<end>')
+    (25, '{"a":\x01,"b":{"c":-1.5e3,"d":true}}')
+    >>> _plain_keys_quoted('{a: 1}'), _plain_keys_quoted('{a:[1]}'), _plain_keys_quoted('{1a:1}')
+    (None, None, None)
+    """
+    braced = _BRACED.match(skeleton)
+    if braced is None:
+        return None
+    head = braced.group()
+    if (_PLAIN_CHARACTERS.fullmatch(head) is None or _NOT_A_KEY_AFTER.search(head) is not None
+            or len(head) > _MAX_KEY and max(map(len, head.replace("{", ",").split(","))) > _MAX_KEY):
+        return None
+    return len(head), head.replace("{", '{"').replace(",", ',"').replace(":", '":')
 
 
 def _first_marker(text: str, start: int, stop: int, quotes: tuple[str, ...]) -> str | None:
