@@ -9,6 +9,7 @@ import json
 import re
 
 import attrs
+import pytest
 import jsonschema
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -289,3 +290,13 @@ def test_the_fast_json_reading_of_a_text_value_is_json_loads(before: str, body: 
     except ValueError:
         got = ValueError
     assert json.dumps(got, default=repr) == json.dumps(expected, default=repr), text
+
+
+@pytest.mark.parametrize("profile", ["sdk", "study"])
+def test_a_key_whose_canonical_name_is_empty_names_no_property(profile: str) -> None:
+    """``--`` and ``_`` have no letter or digit: their canonical name is empty, and an empty name
+    resolves nothing, not even a property whose canonical name is empty too."""
+    tools = load_tools([{"name": "t", "parameters": {"type": "object", "properties": {
+        "_": {"type": "integer"}, "a": {"type": "string"}}}}])
+    report = validate_arguments({"name": "t", "arguments": {"--": "x", "_": 1}}, tools, profile=profile)
+    assert report.unknown_args == ["--"] and report.type_errors == []

@@ -493,7 +493,7 @@ class Program:
             return VALID
         # (arguments of only plain values none of which the rules change: nothing to repair, whatever failed)
         if normalise is not None and self.normalise_on_failure and (self.repairable is None or not (
-                type(arguments) is dict and set(map(type, arguments.values())) <= self.kept_scalars)
+                type(arguments) is dict and self.kept_scalars.issuperset(map(type, arguments.values())))
                 and _may_repair(out, arguments, self.repairable, self.repairable_only, self.repair_keys)):
             try:
                 repaired = normalise(arguments)

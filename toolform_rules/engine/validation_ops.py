@@ -447,20 +447,26 @@ def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
 
 # --- objects ---------------------------------------------------------------------------------
 
+def _by_canonical_name(node: Schema) -> dict[str, str]:
+    """The declared property each canonical name stands for (the first declared, where two share one;
+    none for the empty name, which no key resolves by)."""
+    by_canonical: dict[str, str] = {}
+    for prop in node.properties:
+        by_canonical.setdefault(canonical_name(prop.name), prop.name)
+    by_canonical.pop("", None)
+    return by_canonical
+
+
 def _resolver(node: Schema, canonical: bool) -> Callable[[Any], str | None]:
     """Finds the declared property an argument key names (exact, then canonical when allowed)."""
     exact = {p.name for p in node.properties}
-    by_canonical: dict[str, str] = {}
-    if canonical:
-        for prop in node.properties:
-            by_canonical.setdefault(canonical_name(prop.name), prop.name)
+    by_canonical = _by_canonical_name(node) if canonical else {}
 
     def resolve(key: Any) -> str | None:
         if key in exact:
             return key
         if canonical and isinstance(key, str):
-            folded = canonical_name(key)
-            return by_canonical.get(folded) if folded else None
+            return by_canonical.get(canonical_name(key))
         return None
 
     return resolve
@@ -481,8 +487,7 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     """
     if not node.properties:
         return None
-    canonical = rule.options["canonical_names"]
-    resolve = _resolver(node, canonical)
+    by_canonical = _by_canonical_name(node) if rule.options["canonical_names"] else None
     undeclared_rule = _keys_taken_over(node, rule, ctx)
     report_undeclared = ctx.reporter(undeclared_rule) if undeclared_rule is not None else None
     skip_null = rule.options["skip_null_optional_at_root"] and ctx.root
@@ -500,8 +505,9 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         failed = False
         for key, item in value.items():
             entry = table.get(key)
-            if entry is None:
-                name = resolve(key)
+            if entry is None:  # (so not a declared name as it stands: by its canonical name, if the rule allows)
+                name = (by_canonical.get(canonical_name(key)) if by_canonical is not None and isinstance(key, str)
+                        else None)
                 if name is None:
                     if report_undeclared is not None:
                         failed = report_undeclared(out, (path, key), key)
