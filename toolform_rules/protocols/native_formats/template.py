@@ -514,12 +514,20 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
     find = ctx.finder.find
     single, close = len(closes) == 1, closes[0]
     closes_pattern = _first_of(closes)
+    # a closing tag that names the key once (<key>value</key>): read with the key and the value, no loop
+    one_tail = fused_tail_keys[0] if len(fused_tail_keys) == 1 else None
     while True:
         if at >= ctx.fused_from:
             whole = fused.match(text, at)
-            if whole is not None and (not fused_tail_keys or all(whole.group(index) in (None, whole.group(key_group))
-                                                                  for index in fused_tail_keys)):
+            if whole is None:
+                agree = False
+            elif one_tail is not None:
+                key, body, tail_key = whole.group(key_group, value_group, one_tail)
+                agree = tail_key is None or tail_key == key
+            else:
                 key, body = whole.group(key_group, value_group)
+                agree = not fused_tail_keys or all(whole.group(index) in (None, key) for index in fused_tail_keys)
+            if agree:
                 if trim:
                     body = body[1:] if body[:1] == "\n" else body
                     body = body[:-1] if body[-1:] == "\n" else body
