@@ -128,8 +128,9 @@ def _plain_keys_quoted(skeleton: str) -> tuple[int, str] | None:
     space, ASCII); else ``None``, and the general way finds both (:func:`_closing`, :data:`_JSON_KEY`).
 
     Written so, every ``{`` and ``,`` opens a key and every ``:`` ends one, so three plain
-    replacements quote the keys where the general way tries a pattern at every character:
-    the same text, at a fraction of the cost.
+    replacements quote the keys where the general way tries a pattern at every character: the
+    same end and, wherever JSON reads the result, the same value (a property test holds both),
+    at a fraction of the cost.
 
     >>> _plain_keys_quoted('{a:\x01,b:{c:-1.5e3,d:true}}<end>')
     (25, '{"a":\x01,"b":{"c":-1.5e3,"d":true}}')
