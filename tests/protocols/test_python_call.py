@@ -127,11 +127,14 @@ def test_fast_paths_agree_with_the_grammar(drawn) -> None:
 FAST_READER_CASES = [
     (plain_calls, 'legal_draft_v3(counterparty="Acme", value=-2.5e3, contract_details={"k": [1, None, True]})'),
     (plain_calls, "f(a='Acme', n=5, b=true, c={'k': [null, -0.0]})"),
+    (plain_calls, 'f(\n    a="Acme",\n    n=5,\n    c={"k": [1, 2]}\n)'),
+    (plain_calls, "f(a=1,\tb='x')"),
     (ast_calls, 'math.factorial((1, 2), a=+3, b=r"\\d", c=0x1F, d="a" "b", e=1_000)'),
 ]
 
 
-@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES, ids=["plain JSON-like", "plain Python-like", "ast"])
+@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES,
+                         ids=["plain JSON-like", "plain Python-like", "plain over several lines", "plain with a tab", "ast"])
 def test_each_fast_path_reads_its_subset_as_the_grammar_does(reader, text: str) -> None:
     """The properties above compare a reader with the grammar only where it reads; here each
     one must read, and must be the reader ``fast_calls`` uses."""
