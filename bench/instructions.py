@@ -9,7 +9,8 @@ On this shared 2-CPU VM the same timing moves by a third from one process to the
 one, so an A/B of a few percent cannot be read from timings.  Counting instructions can: valgrind
 (cachegrind, no cache simulation) runs one process that warms up and stops, and one that then parses the
 reply ``--repeat`` more times; the difference over ``--repeat`` is the instructions one parse costs.  The
-same count comes back run after run (the hash seed is fixed), and a change that saves 1% shows as 1%.
+same count comes back run after run (the hash seed is fixed), and a change that saves 1% shows as 1%
+(in what it touches: an unrelated change of the code moves other counts by up to ±1.6%, see bench/README.md).
 
 It counts work, not time: a change that trades instructions for cache misses looks better here than it is,
 so a result is confirmed with bench/parse.py or bench/validate.py.  Instructions per µs, measured beside the
