@@ -9,8 +9,8 @@ import json
 import re
 
 import attrs
-import pytest
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 

@@ -636,10 +636,10 @@ def plain_arguments(args: str) -> dict[str, Any] | list[tuple[str | None, Any]] 
     keywords = text.count("=")
     if keywords:  # every "," opens a key, a name and "=" fill it: ", name=" is ',"\x7fname":'
         text = ("," + text).replace(", ", ",")
-        if (", " in text or " =" in text or ("\n" in text or "\t" in text or "\r" in text) and (  # (one-character
+        # white space around a name (a call over several lines): a line break, tab or carriage return is looked
+        # for alone first, at memchr's speed (most calls hold none), then beside a comma or "="
+        if (", " in text or " =" in text or ("\n" in text or "\t" in text or "\r" in text) and (
                 ",\n" in text or ",\t" in text or ",\r" in text or "\n=" in text or "\t=" in text or "\r=" in text)):
-            # white space around a name (a call over several lines); the first look is for the character alone,
-            # which a search finds at memchr's speed
             text = "=".join(map(str.strip, ",".join(map(str.strip, text.split(","))).split("=")))
         text = _NO_KEY.sub("", text.replace(",", ',"\x7f').replace("=", '":'))[1:]
     words = False
