@@ -93,7 +93,7 @@ def read_dict_as_json(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict
     held = skeleton.count(_HOLE)
     strings = pieces[1:2 * held:2]
     end = at + closed + sum(map(len, strings)) + held * (2 * len(quote or "") - len(_HOLE))
-    if '"' in skeleton or _STRING_KEY.search(skeleton) is not None or any(marker in skeleton for marker in quotes):
+    if '"' in skeleton or _STRING_KEY.search(skeleton) is not None or any(map(skeleton.__contains__, quotes)):
         return None  # a string or a marker where the scan reads none, or a string as a key
     if written is None:
         keyed = _JSON_KEY.split(skeleton)  # (in C, as every step here: no call per key or string)
