@@ -19,7 +19,9 @@ from typing import Any
 from ..reading import JSON_VALUES
 
 _WS = re.compile(r"\s*+")
-_KEY = re.compile(r"[A-Za-z_][\w\-.]{0,255}")
+#: the longest key the scan reads
+_MAX_KEY = 256
+_KEY = re.compile(rf"[A-Za-z_][\w\-.]{{0,{_MAX_KEY - 1}}}")
 _BARE = re.compile(r"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?|true|false|null")
 #: deeper lists and objects than this are refused (a value is read with an explicit stack, not recursion)
 MAX_DEPTH = 64
@@ -39,7 +41,7 @@ def read_dict(text: str, at: int, quotes: tuple[str, ...]) -> tuple[dict[str, An
 
 #: what the scan would read as a key, where JSON wants a name in quotes: after "{" or "," (the white
 #: space between, which JSON does not need, dropped by the split that finds them), before ":"
-_JSON_KEY = re.compile(r"(?<=[{,])[ \t\n\r]*+([A-Za-z_][\w\-.]{0,255}+)(?=[ \t\n\r]*+:)")
+_JSON_KEY = re.compile(rf"(?<=[{{,])[ \t\n\r]*+([A-Za-z_][\w\-.]{{0,{_MAX_KEY - 1}}}+)(?=[ \t\n\r]*+:)")
 _IN_QUOTES = '"{}"'.format
 #: a string (:data:`_HOLE`) where a key would stand: the scan refuses it, JSON would not
 _STRING_KEY = re.compile("\x01[ \t\n\r]*+:")
@@ -118,8 +120,6 @@ _BRACED = re.compile(r"\{[^{}\[\]]*+(?:\{[^{}\[\]]*+(?:\{[^{}\[\]]*+\}[^{}\[\]]*
 #: the characters of an object as the renderer writes it outside its strings, and of its keys
 _PLAIN_CHARACTERS = re.compile(r"[A-Za-z0-9_\-.{}:,\x01]*+")
 _NOT_A_KEY_AFTER = re.compile(r"[{,](?![A-Za-z_])")
-#: the longest key the scan reads (see _KEY)
-_MAX_KEY = 256
 
 
 def _plain_keys_quoted(skeleton: str) -> tuple[int, str] | None:

@@ -394,8 +394,7 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
             if len(literals) == 1:
                 end = ctx.finder.find(literals[0], at)
             else:
-                ends = [found for found in (ctx.finder.find(literal, at) for literal in literals) if found >= 0]
-                end = min(ends) if ends else -1
+                end = ctx.finder.first_of(_first_of(literals), at)[0]
             if end < 0:
                 if not following[1]:
                     ctx.fail(len(text), " or ".join(map(repr, following[0])))
