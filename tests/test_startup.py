@@ -128,6 +128,16 @@ def test_a_json_object_reply_that_is_json_is_read_without_lark(tmp_path: Path) -
     assert {m for m in modules if m.startswith("toolform_rules.protocols")} == JSON_OBJECT_MODULES
 
 
+def test_a_json_object_reply_that_is_json_compiles_no_bracket_pattern(tmp_path: Path) -> None:
+    """The patterns that match nested groups are compiled when a reply first needs one; a reply
+    ``json.loads`` reads needs none.  And "did you mean" (difflib) loads only for a mistake."""
+    env = {"TOOLFORM_RULES_CACHE": str(tmp_path)}
+    check = ("\nfrom toolform_rules.protocols.values import brackets\n"
+             "assert dict(brackets('{[', '}]').group) == {0: None}, sorted(brackets('{[', '}]').group)\n")
+    loaded_after(SESSION, env)
+    assert "difflib" not in loaded_after(SESSION + check, env)
+
+
 def test_a_malformed_json_object_reply_builds_the_grammar_to_say_where_it_stops() -> None:
     reply = '{"name": "LegalDraftV3", "arguments": {"value": [1,}}'
     note = ("no JSON object could be read: line 1, column 52: expected '{' or '[' or ']' or a double-quoted string "

@@ -22,7 +22,7 @@ from toolform_rules import ToolCall, get_protocol, sample_toolset
 from toolform_rules.limits import Limits
 from toolform_rules.protocols.base import INTERNAL_ERROR
 from toolform_rules.protocols.json_family import value_spans
-from toolform_rules.protocols.values import GROUP, INNER, TOO_DEEP, bracket_groups
+from toolform_rules.protocols.values import _LEVELS, GROUP, INNER, TOO_DEEP, Brackets, bracket_groups
 
 from json_family_cases import MALFORMED_INPUTS, NASTY_INPUTS
 from support.growth import GROWN, assert_grows_linearly
@@ -224,3 +224,17 @@ def test_scanning_is_linear_in_the_number_of_brackets(shape: tuple[str, str, str
     spans = assert_grows_linearly(lambda text: value_spans(text, depth=128), growing(shape), context=shape)
     text = growing(shape)(GROWN)
     assert re.fullmatch(r"[\[{]", text[spans[0][0]]) if spans else True
+
+def test_a_group_pattern_is_compiled_when_first_asked_for_and_kept() -> None:
+    """``Brackets.group[k]`` (a group of at most k levels as one match) is compiled on first use (a
+    process often needs one of the eight), then the same object every time; ``[0]`` is no pattern."""
+    kind = Brackets("{[", "}]")
+    assert dict(kind.group) == {0: None}
+    deepest = kind.group[_LEVELS]
+    assert kind.group[_LEVELS] is deepest and set(kind.group) == {0, _LEVELS}
+    for k in range(1, _LEVELS + 1):
+        nested = "{" * k + '"}"' + "}" * k
+        assert kind.group[k].fullmatch(nested), k
+        assert not kind.group[k].fullmatch("[" + nested + "]"), k  # one level too deep
+    with pytest.raises(KeyError):
+        kind.group[_LEVELS + 1]

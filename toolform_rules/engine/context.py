@@ -10,6 +10,7 @@ depend on this module and never on the compiler itself.
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
@@ -108,7 +109,9 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     >>> out[0].rule, out[0].path, out[0].message
     ('study.minimum', ('value',), 'value: -5 < minimum 0')
     """
-    fill = message_formatter(template if template is not None else rule.message or "", ("path", *fields))
+    text = template if template is not None else rule.message or ""
+    # (the path's text is a str, so "{path}" is that text as it stands: taken at C speed)
+    fill = _PATH_ALONE if text == "{path}" else message_formatter(text, ("path", *fields))
     stamp = (rule.id, rule.bucket or "constraint_errors", str(rule.source))
     return _REPORTER_OF_ARITY.get(len(fields), _reporter_of_any)(stamp, fill)
 
@@ -172,6 +175,7 @@ def _reporter_of_any(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) 
     return report
 
 
+_PATH_ALONE = operator.itemgetter(0)
 _REPORTER_OF_ARITY = {1: _reporter_of_one, 2: _reporter_of_two, 3: _reporter_of_three}
 #: a :class:`Finding` from the tuple of its seven fields, without ``Finding(...)``'s argument handling
 _new_finding = tuple.__new__

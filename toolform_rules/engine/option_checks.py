@@ -11,7 +11,6 @@ so an operation reads ``rule.options[name]`` for declared names only.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Mapping
 
 import attrs
@@ -61,11 +60,19 @@ def checked_options(rule: Rule, raw: Any, source: str, *,
     return attrs.evolve(rule, options=filled)
 
 
+def _closest(name: str, known: Any) -> str | None:
+    """The one of ``known`` closest to ``name``, if any is close (difflib loads only for a mistake)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return close[0] if close else None
+
+
 def _unknown_option(name: Any, op: str, declared: list[str]) -> str:
     message = f"unknown option {name!r} for operation {op!r}"
-    close = difflib.get_close_matches(str(name), declared, n=1)
-    if close:
-        return f"{message}; did you mean {close[0]!r}?"
+    close = _closest(str(name), declared)
+    if close is not None:
+        return f"{message}; did you mean {close!r}?"
     return f"{message}, which takes {', '.join(declared)}" if declared else f"{message}, which takes no options"
 
 
@@ -84,8 +91,8 @@ def _checked_value(rule: Rule, option: Option, places: "_Places", source: str) -
         raise RuleFileError(f"option {option.name!r}: {err.message}", source=source, line=where[0],
                             column=where[1], field=err.field or field) from None
     if option.choices and value not in option.choices:
-        close = difflib.get_close_matches(value, option.choices, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = _closest(value, option.choices)
+        hint = f"; did you mean {close!r}?" if close is not None else ""
         raise RuleFileError(f"option {option.name!r} must be one of {', '.join(option.choices)}, not {value!r}{hint}",
                             source=source, line=line, column=column, field=field)
     if option.template_fields is not None:
@@ -117,8 +124,8 @@ def template_problem(template: str, allowed: frozenset[str] | None, provider: st
         if conversion not in (None, "r", "s", "a"):
             return f"message field {{{name}!{conversion}}} has an unknown conversion; use !r, !s or !a"
         if allowed is not None and name not in allowed:
-            close = difflib.get_close_matches(name, sorted(allowed), n=1)
-            hint = f"; did you mean {{{close[0]}}}? It provides " if close else "; it provides "
+            close = _closest(name, sorted(allowed))
+            hint = f"; did you mean {{{close}}}? It provides " if close is not None else "; it provides "
             return f"message field {{{name}}} is not provided by {provider}{hint}" + ", ".join(sorted(allowed))
     return None
 

@@ -161,11 +161,17 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk", rules: Ru
      'constraint_errors': ['value: -5 < minimum 0'], 'n_errors': 3}
     """
     name = arguments = None
-    if type(call) is dict:  # the common shape, read without copying
-        name, arguments = call.get("name"), call.get("arguments")
+    if type(call) is dict:  # the common shape, read without copying (a missing key: as_call says what is wrong)
+        try:
+            name, arguments = call["name"], call["arguments"]
+        except KeyError:
+            pass
     if type(arguments) is not dict or type(name) is not str:
         name, arguments, _ = as_call(call)
-    tool = (tools if type(tools) is Toolset else as_toolset(tools)).get(name)
+    # (a tool called by its exact name in a Toolset, the commonest case, is found without a call)
+    tool = tools.by_exact_name(name) if type(tools) is Toolset else None
+    if tool is None:
+        tool = (tools if type(tools) is Toolset else as_toolset(tools)).get(name)
     if tool is None:
         _validation_profile(profile, rules)
         return _unknown_tool(name, profile, rules)

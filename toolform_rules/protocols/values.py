@@ -177,7 +177,7 @@ class Brackets:
         for _ in range(_LEVELS - 1):
             levels.append(rf"(?:[{o}]{levels[-1]}[{c}]|{atom})*+")
         self._levels = levels
-        self.group: list["re.Pattern[str] | None"] = [None] + [re.compile(rf"[{o}]{t}[{c}]") for t in levels]
+        self.group = _GroupPatterns(o, c, levels)
         self._token = rf"""{plain}|{double}["\n]|{single}['\n]|{apostrophe}"""
         self.tokens = re.compile(rf"""(?:[^"']++|{double}["\n]|{single}['\n]|{apostrophe})*+""")
         self.skeleton = re.compile(rf"(?:{self._token})++")
@@ -200,6 +200,26 @@ class Brackets:
         pattern = self._steps.get(power)
         if pattern is None:
             pattern = self._steps[power] = re.compile(rf"(?:(?:{self._token})*+[{self._o}{self._c}]){{{1 << power}}}")
+        return pattern
+
+
+class _GroupPatterns(dict):
+    """``Brackets.group``: the pattern of a group of at most ``k`` levels, compiled when first asked for.
+
+    Each costs about a millisecond to compile and a process often needs one of the eight
+    (a reply's groups are read with the deepest); ``[0]`` is ``None``, no pattern.
+    """
+
+    __slots__ = ("_opener", "_closer", "_levels")
+
+    def __init__(self, opener: str, closer: str, levels: list[str]) -> None:
+        super().__init__({0: None})
+        self._opener, self._closer, self._levels = opener, closer, levels
+
+    def __missing__(self, k: int) -> "re.Pattern[str]":
+        if not 0 < k <= len(self._levels):
+            raise KeyError(k)
+        pattern = self[k] = re.compile(rf"[{self._opener}]{self._levels[k - 1]}[{self._closer}]")
         return pattern
 
 

@@ -20,9 +20,11 @@ class Toolset:
     >>> tools = Toolset([sample_tool()])
     >>> tools.get("legal-draft-v3").name, tools.get("nope")
     ('legal_draft_v3', None)
+    >>> tools.by_exact_name("legal_draft_v3").name, tools.by_exact_name("legal-draft-v3")
+    ('legal_draft_v3', None)
     """
 
-    __slots__ = ("_tools", "_exact", "_canonical", "warnings", "source", "executors")
+    __slots__ = ("_tools", "_exact", "_canonical", "warnings", "source", "executors", "by_exact_name")
 
     def __init__(self, tools: Iterable[Tool], *, warnings: tuple[str, ...] = (), source: str = "<object>",
                  executors: Mapping[str, Callable[..., Any]] | None = None) -> None:
@@ -48,6 +50,9 @@ class Toolset:
             self._exact[tool.name] = tool
             self._canonical[key] = tool
         self._tools: tuple[Tool, ...] = tuple(kept)
+        #: the tool named exactly ``name``, or ``None``: one dict lookup, no call of Python (the hot path of
+        #: validate_arguments; :meth:`get` also resolves other spellings)
+        self.by_exact_name: Callable[[str], Tool | None] = self._exact.get
         self.warnings = warnings
         self.source = source
         #: the function behind each tool read from Python, by the tool's name (empty for JSON and TypeScript)
