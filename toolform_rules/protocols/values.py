@@ -203,7 +203,7 @@ class Brackets:
         return pattern
 
 
-class _GroupPatterns(dict):
+class _GroupPatterns(dict[int, "re.Pattern[str] | None"]):
     """``Brackets.group``: the pattern of a group of at most ``k`` levels, compiled when first asked for.
 
     Each costs about a millisecond to compile and a process often needs one of the eight
