@@ -2,7 +2,8 @@
 plain chain finds: the same findings, in the same order, the same verdict.
 
 ``compiler._chain`` folds a :class:`TypeGate` followed by one or two :class:`Bound` or
-:class:`Size` records into one closure (``_gated_bounds``, ``_gated_sizes``); given the
+:class:`Size` records, or by an enum's :class:`Members`, into one closure (``_gated_bounds``,
+``_gated_sizes``, ``_gated_members``); given the
 bare checks instead of the records, it runs them one after another.  The records here are
 made as the operations make them (a gate that also lets subclasses through its full test,
 C operators, reporters that record what they were given), and every kind of value meets
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolform_rules.engine.compiler import _chain
-from toolform_rules.engine.context import Bound, Size, TypeGate
+from toolform_rules.engine.context import Bound, Members, Size, TypeGate
 
 
 class Text(str):
@@ -73,7 +74,8 @@ def _bound(name: str, failed: Any, limit: Any) -> Bound:
 def _both_ways(records: list, value: Any) -> None:
     folded, plain = _chain([(r, i == 0, False) for i, r in enumerate(records)]), \
         _chain([(r.check, i == 0, False) for i, r in enumerate(records)])
-    assert folded.__name__ in ("gate_then_size", "gate_then_sizes", "gate_then_bound", "gate_then_bounds")
+    assert folded.__name__ in ("gate_then_size", "gate_then_sizes", "gate_then_bound", "gate_then_bounds",
+                               "gate_then_members")
     assert plain.__name__ in ("gate_then_one", "gate_then_two")
     found_folded: list = []
     found_plain: list = []
@@ -121,3 +123,36 @@ def test_sizes_are_not_folded_into_a_gate_whose_types_they_do_not_measure():
     assert folded.__name__ not in ("gate_then_size", "gate_then_sizes")
     out: list = []
     assert folded("ab", (None, "x"), out) and [name for name, _, _ in out] == ["type"]
+
+
+def _members(members: tuple) -> Members:
+    """An enum as the operation makes it: exact strings first, then a looser test (here: any case)."""
+    report = _reporter("enum")
+    exact = frozenset(m for m in members if type(m) is str)
+    lowered = {str(m).lower() for m in members}
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        if type(value) is str and value in exact:
+            return False
+        if isinstance(value, str) and value.lower() in lowered or value in members:
+            return False
+        return report(out, path, value, list(members))
+
+    return Members(check, exact)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_ANY, st.sampled_from(["draft", "DRAFT", "Draft", "signed", "5"]),
+                 st.sampled_from(["draft", "signed"]).map(Text)),
+       st.lists(st.one_of(st.sampled_from(["draft", "signed", "5", ""]), st.integers(0, 5)), min_size=1, max_size=4))
+def test_a_string_gate_with_its_enum_folded_finds_what_the_chain_finds(value, members):
+    _both_ways([_gate(str), _members(tuple(members))], value)
+
+
+def test_an_enum_is_not_folded_into_a_gate_that_does_not_pass_strings():
+    """A gate passing integers, then an enum with string members: a string must still meet the
+    gate (and fail it), so the chain stays plain."""
+    folded = _chain([(_gate(int), True, False), (_members(("a", 1)), False, False)])
+    assert folded.__name__ != "gate_then_members"
+    out: list = []
+    assert folded("a", (None, "x"), out) and [name for name, _, _ in out] == ["type"]

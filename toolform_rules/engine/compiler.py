@@ -21,7 +21,8 @@ import attrs
 from ..schema.ir import Schema, Tool, content_key
 from ..schema.names import canonical_name
 from ..limits import Limits
-from .context import Bound, Check, NodeContext, Path, Reporter, Size, Transform, TypeGate, accept, make_reporter
+from .context import (Bound, Check, Members, NodeContext, Path, Reporter, Size, Transform, TypeGate, accept,
+                      make_reporter)
 from .report import Finding, ValidationReport, VALID, report_of, rule_ids
 from .rules import Rule, RuleSet
 
@@ -228,7 +229,7 @@ class Compiler:
         return self.shared.ordered_under.get(check, (frozenset(), frozenset()))
 
     def _chain_at(self, schema: Schema, ctx: NodeContext) -> Check:
-        checks: list[tuple[Check | TypeGate | Bound | Size, bool, bool]] = []
+        checks: list[tuple[Check | TypeGate | Bound | Size | Members, bool, bool]] = []
         for rule, operation in self.validate_rules:
             if not self.applies(rule, schema):
                 continue
@@ -261,17 +262,17 @@ def _unchanged(value: Any) -> Any:
     return value
 
 
-def _check_of(made: Check | TypeGate | Bound | Size) -> Check:
+def _check_of(made: Check | TypeGate | Bound | Size | Members) -> Check:
     """The check an operation made, out of the record it may have declared it in."""
-    return made.check if isinstance(made, (TypeGate, Bound, Size)) else made
+    return made.check if isinstance(made, (TypeGate, Bound, Size, Members)) else made
 
 
-def _chain(made: list[tuple[Check | TypeGate | Bound | Size, bool, bool]]) -> Check:
+def _chain(made: list[tuple[Check | TypeGate | Bound | Size | Members, bool, bool]]) -> Check:
     """One closure running a node's checks in order; unrolled for the common short chains.
 
     An operation may return its check in a record saying what it is (a :class:`TypeGate`,
-    a :class:`Bound`, a :class:`Size`): that is what lets the chain test a gate's types
-    inline and fold bounds and sizes into it.
+    a :class:`Bound`, a :class:`Size`, :class:`Members`): that is what lets the chain test a
+    gate's types inline and fold bounds, sizes and an enum's strings into it.
     """
     if not made:
         return accept
@@ -291,6 +292,8 @@ def _chain(made: list[tuple[Check | TypeGate | Bound | Size, bool, bool]]) -> Ch
     if (plain and passing and len(sizes) == len(made) - 1 <= 2
             and all(issubclass(kind, size.kinds) for size in sizes for kind in passing)):
         return _gated_sizes(checks[0][0], passing, sizes)
+    if plain and str in passing and len(made) == 2 and isinstance(made[1][0], Members):
+        return _gated_members(checks[0][0], passing, made[1][0])
     if plain and len(checks) == 2:  # a type gate, then one check
         gate, second = checks[0][0], checks[1][0]
 
@@ -383,6 +386,26 @@ def _gated_bounds(gate: Check, passing: frozenset[type], declared: list[Bound]) 
         return in_bounds(value, path, out, second) or low
 
     return gate_then_bounds
+
+
+def _gated_members(gate: Check, passing: frozenset[type], members: Members) -> Check:
+    """A type gate that passes ``str`` outright, then an enum with string members, as one closure.
+
+    The chain's verdict and findings: a string among the exact members passes the gate and
+    is found by the enum's first test, so it passes here with one set lookup; any other
+    value goes through the gate and the enum's whole check, as in the chain.
+    """
+    exact, check = members.exact, members.check
+
+    def gate_then_members(value: Any, path: Path, out: list) -> bool:
+        kind = type(value)
+        if kind is str and value in exact:
+            return False
+        if kind not in passing and gate(value, path, out):
+            return True
+        return check(value, path, out)
+
+    return gate_then_members
 
 
 def _gated_sizes(gate: Check, passing: frozenset[type], declared: list[Size]) -> Check:

@@ -1,7 +1,8 @@
 """What an operation sees and makes while the compiler compiles one schema node.
 
 The types of compiled checks and normalisers, the records an operation returns when the
-compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`, :class:`Size`), the
+compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`, :class:`Size`,
+:class:`Members`), the
 :func:`make_reporter` that turns a rule's failure into a finding, and the :class:`NodeContext`
 an operation is handed: the limits, the tool, and the compiler's services (children, other
 profiles, and the answers to the questions its operation declared) — so the operations
@@ -82,6 +83,20 @@ class Size:
     limit: Any
     report: Callable[..., bool]
     kinds: tuple[type, ...]
+
+
+@attrs.frozen
+class Members:
+    """An enum whose ``exact`` string members pass a string with one set lookup.
+
+    What the ``enum`` operation returns when some members are strings: after a type gate
+    that passes ``str`` outright, the compiler folds the two into one closure
+    (``compiler._gated_members``), so a declared string, the commonest enum value there is,
+    costs no call.
+    """
+
+    check: Check
+    exact: frozenset[str]
 
 
 #: What reports a rule's failure: ``report(out, path, *values) -> True`` appends one finding to

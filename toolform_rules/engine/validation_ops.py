@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable, Sized
 
 
-from .context import Bound, Check, NodeContext, Size, TypeGate, accept, make_reporter
+from .context import Bound, Check, Members, NodeContext, Size, TypeGate, accept, make_reporter
 from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
 from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
@@ -214,7 +214,7 @@ def _membership(rule: Rule, members: tuple[Any, ...]) -> Callable[[Any], bool]:
     STUDY_EQUALITY, NULL_MAKES_OPTIONAL,
     Option("empty_accepts_all", bool, False, "an empty `enum` accepts every value (else none)"),
 ))
-def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | Members | None:
     """``enum``: the value is one of the members (the study: strings compared case-insensitively)."""
     if node.enum is None:
         return None
@@ -236,7 +236,7 @@ def enum(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             return False
         return report(out, path, value, shown)
 
-    return check
+    return Members(check, exact_strings) if exact_strings else check  # (see compiler._gated_members)
 
 
 @operation("validate", message_fields=("value", "const", "members"), options=(STUDY_EQUALITY,))
