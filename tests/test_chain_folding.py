@@ -2,8 +2,9 @@
 plain chain finds: the same findings, in the same order, the same verdict.
 
 ``compiler._chain`` folds a :class:`TypeGate` followed by one or two :class:`Bound` or
-:class:`Size` records, or by an enum's :class:`Members`, into one closure (``_gated_bounds``,
-``_gated_sizes``, ``_gated_members``); given the
+:class:`Size` records, or by an enum's :class:`Members`, or by an object's required names
+(:class:`Present`) and one more check, into one closure (``_gated_bounds``, ``_gated_sizes``,
+``_gated_members``, ``_gated_present``); given the
 bare checks instead of the records, it runs them one after another.  The records here are
 made as the operations make them (a gate that also lets subclasses through its full test,
 C operators, reporters that record what they were given), and every kind of value meets
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolform_rules.engine.compiler import _chain
-from toolform_rules.engine.context import Bound, Members, Size, TypeGate
+from toolform_rules.engine.context import Bound, Members, Present, Size, TypeGate
 
 
 class Text(str):
@@ -73,9 +74,9 @@ def _bound(name: str, failed: Any, limit: Any) -> Bound:
 
 def _both_ways(records: list, value: Any) -> None:
     folded, plain = _chain([(r, i == 0, False) for i, r in enumerate(records)]), \
-        _chain([(r.check, i == 0, False) for i, r in enumerate(records)])
+        _chain([(getattr(r, "check", r), i == 0, False) for i, r in enumerate(records)])
     assert folded.__name__ in ("gate_then_size", "gate_then_sizes", "gate_then_bound", "gate_then_bounds",
-                               "gate_then_members")
+                               "gate_then_members", "gate_then_present_then_one")
     assert plain.__name__ in ("gate_then_one", "gate_then_two")
     found_folded: list = []
     found_plain: list = []
@@ -156,3 +157,54 @@ def test_an_enum_is_not_folded_into_a_gate_that_does_not_pass_strings():
     assert folded.__name__ != "gate_then_members"
     out: list = []
     assert folded("a", (None, "x"), out) and [name for name, _, _ in out] == ["type"]
+
+
+class Mapping_(dict):
+    """A dict subclass: the gate's full test lets it through, its exact-type test does not."""
+
+
+def _present(names: tuple) -> Present:
+    """``required`` as the operation makes it (a key counts whatever its case, as the study's canonical names)."""
+    report = _reporter("required")
+    wanted = frozenset(names)
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        if not isinstance(value, dict) or value.keys() >= wanted:
+            return False
+        given = {str(k).lower() for k in value}
+        failed = False
+        for name in names:
+            if name not in value and name.lower() not in given:
+                failed = report(out, (path, name), name)
+        return failed
+
+    return Present(check, wanted)
+
+
+def _walk(value: Any, path: Any, out: list) -> bool:
+    """A stand-in for ``properties``: reports each key that is not a string of letters."""
+    failed = False
+    if isinstance(value, dict):
+        for key in value:
+            if not (isinstance(key, str) and key.isalpha()):
+                out.append(("walk", path, (key,)))
+                failed = True
+    return failed
+
+
+_OBJECTS = st.dictionaries(st.sampled_from(["a", "b", "A", "c", "1"]), st.integers(0, 3), max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_ANY, _OBJECTS, _OBJECTS.map(Mapping_)), st.lists(st.sampled_from(["a", "b", "c"]), max_size=3,
+                                                                  unique=True))
+def test_an_object_gate_with_its_required_names_folded_finds_what_the_chain_finds(value, names):
+    _both_ways([_gate(dict), _present(tuple(names)), _walk], value)
+
+
+def test_required_names_are_not_folded_into_a_gate_that_does_not_pass_objects():
+    """A gate passing lists, then required names: an object must still meet the gate (and fail it)."""
+    folded = _chain([(_gate(list), True, False), (_present(("a",)), False, False), (_walk, False, False)])
+    assert folded.__name__ != "gate_then_present_then_one"
+    out: list = []
+    assert folded({"a": 1}, (None, "x"), out) and [name for name, _, _ in out] == ["type"]

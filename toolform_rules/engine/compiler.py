@@ -14,15 +14,15 @@ from __future__ import annotations
 import functools
 import weakref
 from operator import countOf
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 import attrs
 
 from ..schema.ir import Schema, Tool, content_key
 from ..schema.names import canonical_name
 from ..limits import Limits
-from .context import (Bound, Check, Members, NodeContext, Path, Reporter, Size, Transform, TypeGate, accept,
-                      make_reporter)
+from .context import (Bound, Check, Members, NodeContext, Path, Present, Reporter, Size, Transform, TypeGate,
+                      accept, make_reporter)
 from .report import Finding, ValidationReport, VALID, report_of, rule_ids
 from .rules import Rule, RuleSet
 
@@ -229,7 +229,7 @@ class Compiler:
         return self.shared.ordered_under.get(check, (frozenset(), frozenset()))
 
     def _chain_at(self, schema: Schema, ctx: NodeContext) -> Check:
-        checks: list[tuple[Check | TypeGate | Bound | Size | Members, bool, bool]] = []
+        checks: list[tuple[Made, bool, bool]] = []
         for rule, operation in self.validate_rules:
             if not self.applies(rule, schema):
                 continue
@@ -262,17 +262,22 @@ def _unchanged(value: Any) -> Any:
     return value
 
 
-def _check_of(made: Check | TypeGate | Bound | Size | Members) -> Check:
+#: what a validation operation makes: its check, or the check in a record saying what it is
+Made = Union[Check, TypeGate, Bound, Size, Members, Present]
+
+
+def _check_of(made: Made) -> Check:
     """The check an operation made, out of the record it may have declared it in."""
-    return made.check if isinstance(made, (TypeGate, Bound, Size, Members)) else made
+    return made.check if isinstance(made, (TypeGate, Bound, Size, Members, Present)) else made
 
 
-def _chain(made: list[tuple[Check | TypeGate | Bound | Size | Members, bool, bool]]) -> Check:
+def _chain(made: list[tuple[Made, bool, bool]]) -> Check:
     """One closure running a node's checks in order; unrolled for the common short chains.
 
     An operation may return its check in a record saying what it is (a :class:`TypeGate`,
-    a :class:`Bound`, a :class:`Size`, :class:`Members`): that is what lets the chain test a
-    gate's types inline and fold bounds, sizes and an enum's strings into it.
+    a :class:`Bound`, a :class:`Size`, :class:`Members`, :class:`Present`): that is what lets
+    the chain test a gate's types inline and fold bounds, sizes, an enum's strings and an
+    object's required names into it.
     """
     if not made:
         return accept
@@ -294,6 +299,8 @@ def _chain(made: list[tuple[Check | TypeGate | Bound | Size | Members, bool, boo
         return _gated_sizes(checks[0][0], passing, sizes)
     if plain and str in passing and len(made) == 2 and isinstance(made[1][0], Members):
         return _gated_members(checks[0][0], passing, made[1][0])
+    if plain and dict in passing and len(made) == 3 and isinstance(made[1][0], Present):
+        return _gated_present(checks[0][0], passing, made[1][0], checks[2][0])
     if plain and len(checks) == 2:  # a type gate, then one check
         gate, second = checks[0][0], checks[1][0]
 
@@ -406,6 +413,28 @@ def _gated_members(gate: Check, passing: frozenset[type], members: Members) -> C
         return check(value, path, out)
 
     return gate_then_members
+
+
+def _gated_present(gate: Check, passing: frozenset[type], present: Present, then: Check) -> Check:
+    """A type gate that passes ``dict`` outright, the required names, then one more check (an
+    object's commonest chain: ``type``, ``required``, ``properties``) as one closure.
+
+    The chain's verdict and findings: a dict holding every required name passes the gate and
+    the required check, which would report nothing, so only ``then`` is called for it.
+    """
+    wanted, check = present.wanted, present.check
+
+    def gate_then_present_then_one(value: Any, path: Path, out: list) -> bool:
+        kind = type(value)
+        if kind is dict:
+            failed = not value.keys() >= wanted and check(value, path, out)
+            return then(value, path, out) or failed
+        if kind not in passing and gate(value, path, out):
+            return True
+        failed = check(value, path, out)
+        return then(value, path, out) or failed
+
+    return gate_then_present_then_one
 
 
 def _gated_sizes(gate: Check, passing: frozenset[type], declared: list[Size]) -> Check:

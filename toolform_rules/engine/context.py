@@ -2,7 +2,7 @@
 
 The types of compiled checks and normalisers, the records an operation returns when the
 compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`, :class:`Size`,
-:class:`Members`), the :func:`make_reporter` that turns a rule's failure into a finding, and
+:class:`Members`, :class:`Present`), the :func:`make_reporter` that turns a rule's failure into a finding, and
 the :class:`NodeContext` an operation is handed: the limits, the tool, and the compiler's
 services (children, other profiles, and the answers to the questions its operation declared)
 — so the operations depend on this module and never on the compiler itself.
@@ -96,6 +96,19 @@ class Members:
 
     check: Check
     exact: frozenset[str]
+
+
+@attrs.frozen
+class Present:
+    """A check that passes, with nothing to report, every ``dict`` holding all of ``wanted`` as keys.
+
+    What the ``required`` operation returns: after a type gate that passes ``dict`` outright,
+    the compiler tests ``value.keys() >= wanted`` inline and calls the check only when a name
+    is missing (``compiler._gated_present``).
+    """
+
+    check: Check
+    wanted: frozenset[str]
 
 
 #: What reports a rule's failure: ``report(out, path, *values) -> True`` appends one finding to

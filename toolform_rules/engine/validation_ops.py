@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable, Sized
 
 
-from .context import Bound, Check, Members, NodeContext, Size, TypeGate, accept, make_reporter
+from .context import Bound, Check, Members, NodeContext, Present, Size, TypeGate, accept, make_reporter
 from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
 from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
@@ -611,7 +611,7 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
            "then any undeclared ones in the order of `required` (the study), rather than in the order of `required`"),
     NULLABLE_IS_OPTIONAL, CANONICAL_NAMES,
 ))
-def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
+def required(rule: Rule, node: Schema, ctx: NodeContext) -> Present | None:
     """``required``: each required property is present (by its canonical name, in the study)."""
     declared = {p.name: p.schema for p in node.properties}
     names = node.required
@@ -638,7 +638,7 @@ def required(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
             failed = report(out, (path, name), name)
         return failed
 
-    return check
+    return Present(check, wanted)  # (see compiler._gated_present)
 
 
 @operation("validate", message_fields=("name", "trigger"))
