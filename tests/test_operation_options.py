@@ -455,19 +455,22 @@ def test_every_message_field_reaches_a_user_template_in_any_order(tmp_path):
         "^a / bcd / s"]
 
 
-@pytest.mark.parametrize("path_alone", [False, True])
+@pytest.mark.parametrize("message", ["all, reversed", "path alone", "the first only", "the second only"])
 @pytest.mark.parametrize("arity", range(6))
 @pytest.mark.parametrize("path", [None, (None, "top"), (None, 0), ((None, "a"), 2), (((None, "a"), 0), "b")])
-def test_a_reporter_of_any_arity_makes_the_finding_the_packing_reporter_makes(arity, path, path_alone):
+def test_a_reporter_of_any_arity_makes_the_finding_the_packing_reporter_makes(arity, path, message):
     """Reporters of one to three fields take them as plain parameters; the others pack them.
     All make the same finding: the path flattened and written, the template filled, the rule stamped.
-    (A message of the path alone, as most of the study's are, is the path's text taken as it is.)"""
+    (A message of the path alone, as most of the study's are, is the path's text taken as it is; a
+    message that reads only the first fields is filled by a reporter of that many, given them all.)"""
     from toolform_rules.engine import context
 
     fields = tuple(f"f{i}" for i in range(arity))
+    shown = {"all, reversed": fields[::-1], "path alone": (), "the first only": fields[:1],
+             "the second only": fields[1:2]}[message]
     rule = attrs.evolve(next(r for r in builtin_rules().profile_rules("sdk") if r.op == "minimum"),
-                        message="{path}" if path_alone else
-                        "at {path}: " + " ".join("<{%s}>" % f for f in reversed(fields)))
+                        message="{path}" if message == "path alone" else
+                        "at {path}: " + " ".join("<{%s}>" % f for f in shown))
     values = [f"v{i}" for i in range(arity)]
     made, packed = [], []
     assert context.make_reporter(rule, fields)(made, path, *values) is True
@@ -477,8 +480,9 @@ def test_a_reporter_of_any_arity_makes_the_finding_the_packing_reporter_makes(ar
     assert made == packed and len(made) == 1
     (finding,) = made
     assert type(finding) is Finding and finding.severity == "error" and finding.policy is None
-    assert finding.message == (format_path(finding.path) if path_alone else
-                               "at %s: %s" % (format_path(finding.path), " ".join(f"<{v}>" for v in reversed(values))))
+    shown_values = [values[fields.index(f)] for f in shown]
+    assert finding.message == (format_path(finding.path) if message == "path alone" else
+                               "at %s: %s" % (format_path(finding.path), " ".join(f"<{v}>" for v in shown_values)))
 
 
 @pytest.mark.parametrize("options, repairable", [

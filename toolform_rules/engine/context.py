@@ -18,7 +18,7 @@ import attrs
 from ..limits import Limits
 from ..schema.ir import Schema, Tool
 from .report import Finding, located, message_formatter
-from .rules import Rule
+from .rules import Rule, template_fields
 
 if TYPE_CHECKING:
     from .compiler import Compiler
@@ -137,19 +137,40 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     ('study.minimum', ('value',), 'value: -5 < minimum 0')
     """
     text = template if template is not None else rule.message or ""
-    # (the path's text is a str, so "{path}" is that text as it stands: taken at C speed)
-    fill = _PATH_ALONE if text == "{path}" else message_formatter(text, ("path", *fields))
     stamp = (rule.id, rule.bucket or "constraint_errors", str(rule.source))
-    return _REPORTER_OF_ARITY.get(len(fields), _reporter_of_any)(stamp, fill)
+    if text == "{path}":  # (the path's text is a str, so this message is that text as it stands: taken at C speed)
+        return _REPORTER_OF_ARITY.get(len(fields), _reporter_of_any)(stamp, _PATH_ALONE)
+    read = _fields_read(text, fields)
+    return _REPORTER_OF_ARITY.get(len(read), _reporter_of_any)(stamp, message_formatter(text, ("path", *read)))
+
+
+def _fields_read(template: str, fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The leading ``fields`` that ``template`` reads, up to the last it uses (at least one; all past three).
+
+    A reporter of that many takes the rest too and leaves them out of the message: the
+    study's type message reads ``expected`` and ``got`` of (expected, got, value), so its
+    ``%``-format takes the values as the reporter packs them, with no item getter between.
+
+    >>> _fields_read("{path}: expected {expected}, got {got}", ("expected", "got", "value"))
+    ('expected', 'got')
+    >>> _fields_read("{path}: {value!r} not in {members!r}", ("value", "const", "members"))
+    ('value', 'const', 'members')
+    """
+    used = {name for name, _ in template_fields(template)}
+    if len(fields) > 3 or not used <= {"path", *fields}:  # (packed; or refused by the formatter, naming all)
+        return fields
+    last = max((i for i, name in enumerate(fields) if name in used), default=0)
+    return fields[:last + 1]
 
 
 # One reporter per arity, so a check passes its values without packing them into a tuple.
-# They differ only in their signatures: ``(out, path, *values)`` as a finding's fields.
+# They differ only in their signatures: ``(out, path, *values)`` as a finding's fields; a
+# reporter of one or two also takes the fields after its own, which its message does not read.
 
 def _reporter_of_one(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) -> Reporter:
     rule_id, bucket, source = stamp
 
-    def report(out: list, path: Path, a: Any) -> bool:
+    def report(out: list, path: Path, a: Any, _b: Any = None, _c: Any = None) -> bool:
         if path is not None and path[0] is None and type(path[1]) is str:
             text = path[1]
             flat: tuple = (text,)
@@ -164,7 +185,7 @@ def _reporter_of_one(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) 
 def _reporter_of_two(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) -> Reporter:
     rule_id, bucket, source = stamp
 
-    def report(out: list, path: Path, a: Any, b: Any) -> bool:
+    def report(out: list, path: Path, a: Any, b: Any, _c: Any = None) -> bool:
         if path is not None and path[0] is None and type(path[1]) is str:
             text = path[1]
             flat: tuple = (text,)
