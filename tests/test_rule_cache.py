@@ -129,6 +129,14 @@ def test_a_cache_names_only_the_rule_classes() -> None:
         encode(object())
 
 
+def test_a_cache_names_only_the_fields_a_rule_class_takes() -> None:
+    """A field the class does not take is refused, naming it."""
+    location = encode(builtin_rules().rules["study.minimum"].source)
+    assert decode(location) == builtin_rules().rules["study.minimum"].source
+    with pytest.raises(ValueError, match=r"unknown fields for SourceLocation: \['nope'\]"):
+        decode([*location[:2], {**location[2], "nope": 1}])
+
+
 def test_what_cannot_round_trip_is_not_written(tmp_path: Path) -> None:
     ruleset = RuleSet({}, {}, key="k")
     odd = attrs.evolve(ruleset, rules={"r": object()})  # type: ignore[dict-item]

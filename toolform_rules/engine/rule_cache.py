@@ -33,6 +33,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -163,11 +164,17 @@ def decode(data: Any) -> Any:
         cls = CACHEABLE_CLASSES.get(data[1])
         if cls is None:
             raise ValueError(f"a cache may not name class {data[1]!r}")
-        fields = {field.name: field for field in attrs.fields(cls) if field.init}
-        if set(data[2]) - set(fields):
-            raise ValueError(f"unknown fields for {data[1]}: {sorted(set(data[2]) - set(fields))}")
-        return cls(**{fields[name].alias: decode(value) for name, value in data[2].items()})
+        aliases = _init_aliases(cls)
+        if not data[2].keys() <= aliases.keys():
+            raise ValueError(f"unknown fields for {data[1]}: {sorted(data[2].keys() - aliases.keys())}")
+        return cls(**{aliases[name]: decode(value) for name, value in data[2].items()})
     raise ValueError(f"not an encoded value: {data!r:.60}")
+
+
+@functools.cache
+def _init_aliases(cls: type) -> dict[str, str]:
+    """The fields ``cls.__init__`` takes, by name: the keyword each is passed as (read once per class)."""
+    return {field.name: field.alias for field in attrs.fields(cls) if field.init}
 
 
 def _decode_pair(pair: Any) -> tuple[Any, Any]:
