@@ -2,10 +2,10 @@
 
 The types of compiled checks and normalisers, the records an operation returns when the
 compiler may fold its check into others (:class:`TypeGate`, :class:`Bound`, :class:`Size`,
-:class:`Members`, :class:`Present`), the :func:`make_reporter` that turns a rule's failure into a finding, and
-the :class:`NodeContext` an operation is handed: the limits, the tool, and the compiler's
-services (children, other profiles, and the answers to the questions its operation declared)
-— so the operations depend on this module and never on the compiler itself.
+:class:`Members`, :class:`Present`), the :func:`make_reporter` that turns a rule's failure
+into a finding, and the :class:`NodeContext` an operation is handed: the limits, the tool,
+and the compiler's services (children, other profiles, and the answers to the questions its
+operation declared) — so the operations depend on this module and never on the compiler itself.
 """
 
 from __future__ import annotations
