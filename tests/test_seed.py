@@ -1,9 +1,13 @@
-"""The spec's example prints exactly what the spec shows."""
+"""The spec's example prints exactly what the spec shows; the sample tool under the study's rules."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+
+import pytest
+
+from toolform_rules import sample_toolset, validate_arguments
 
 SEED_SCRIPT = '''
 from toolform_rules import sample_toolset, validate_arguments
@@ -42,3 +46,19 @@ def test_seed_findings_name_their_rules_and_sources() -> None:
     for finding in report.findings:
         file, line = finding.source.rsplit(":", 1)
         assert file == "rules/study.yaml" and int(line) > 0
+
+
+@pytest.mark.parametrize("extra, study_finds, jsonschema_finds", [
+    ({"auto_renew": None}, [], ["auto_renew: expected boolean, got NoneType"]),
+    ({"contract_details": None}, [], ["contract_details: expected object, got NoneType"]),
+    ({"contract_details": {"status": None}}, ["contract_details.status: expected string, got NoneType"],
+     ["contract_details.status: expected string, got NoneType"]),
+    ({"counterparty": None}, ["counterparty: expected string, got NoneType"],
+     ["counterparty: expected string, got NoneType"]),
+])
+def test_null_for_an_optional_top_level_argument_means_it_was_not_given(extra, study_finds, jsonschema_finds) -> None:
+    """The study (and sdk): ``null`` for an optional argument of the tool is an argument left out; for a
+    required one, or one nested deeper, it is a value of the wrong type.  JSON Schema: always the wrong type."""
+    call = {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 1, "term_months": 2, **extra}}
+    for profile, expected in (("study", study_finds), ("sdk", study_finds), ("jsonschema", jsonschema_finds)):
+        assert [f.message for f in validate_arguments(call, sample_toolset(), profile=profile).findings] == expected

@@ -493,11 +493,13 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     skip_null = rule.options["skip_null_optional_at_root"] and ctx.root
     required = frozenset(p.name for p in node.properties
                          if p.name in node.required and not _nullable(p.schema, rule))
-    # name -> (check, types it passes at once, whether None means "not given")
+    # name -> (check, the types of value it passes at once: its type gate's, and None's where None means
+    # "not given")
     table = {}
     for prop in node.properties:
         sub = ctx.compile(prop.schema)
-        table[prop.name] = (sub, ctx.passing_types(sub), skip_null and prop.name not in required)
+        passing = ctx.passing_types(sub)
+        table[prop.name] = (sub, passing | _NONE_TYPE if skip_null and prop.name not in required else passing)
 
     def check(value: Any, path: Any, out: list) -> bool:
         if not isinstance(value, dict):
@@ -513,14 +515,17 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
                         failed = report_undeclared(out, (path, key), key)
                     continue
                 entry = table[name]
-            sub, passing, none_is_absent = entry
-            if type(item) in passing or (item is None and none_is_absent):
+            sub, passing = entry
+            if type(item) in passing:
                 continue
             if sub(item, (path, key), out):
                 failed = True
         return failed
 
     return check
+
+
+_NONE_TYPE = frozenset({type(None)})
 
 
 def _keys_taken_over(node: Schema, props_rule: Rule, ctx: NodeContext) -> Rule | None:
