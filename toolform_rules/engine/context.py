@@ -138,10 +138,10 @@ def make_reporter(rule: Rule, fields: tuple[str, ...], template: str | None = No
     """
     text = template if template is not None else rule.message or ""
     stamp = (rule.id, rule.bucket or "constraint_errors", str(rule.source))
-    if text == "{path}":  # (the path's text is a str, so this message is that text as it stands: taken at C speed)
-        return _REPORTER_OF_ARITY.get(len(fields), _reporter_of_any)(stamp, _PATH_ALONE)
     read = _fields_read(text, fields)
-    return _REPORTER_OF_ARITY.get(len(read), _reporter_of_any)(stamp, message_formatter(text, ("path", *read)))
+    # (the path's text is a str, so "{path}" is that text as it stands: taken at C speed)
+    fill = _PATH_ALONE if text == "{path}" else message_formatter(text, ("path", *read))
+    return _REPORTER_OF_ARITY.get(len(read), _reporter_of_any)(stamp, fill)
 
 
 def _fields_read(template: str, fields: tuple[str, ...]) -> tuple[str, ...]:

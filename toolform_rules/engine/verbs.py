@@ -168,10 +168,9 @@ def validate_arguments(call: Any, tools: Any, *, profile: str = "sdk", rules: Ru
             pass
     if type(arguments) is not dict or type(name) is not str:
         name, arguments, _ = as_call(call)
-    # (a tool called by its exact name in a Toolset, the commonest case, is found without a call)
-    tool = tools.by_exact_name(name) if type(tools) is Toolset else None
-    if tool is None:
-        tool = (tools if type(tools) is Toolset else as_toolset(tools)).get(name)
+    toolset = tools if type(tools) is Toolset else as_toolset(tools)
+    # (a tool called by its exact name, the commonest case, is found without a call of Python)
+    tool = toolset.by_exact_name(name) or toolset.get(name)
     if tool is None:
         _validation_profile(profile, rules)
         return _unknown_tool(name, profile, rules)
