@@ -1,29 +1,34 @@
-"""A cache of the built-in rule set, so a new process does not read and check the YAML again.
+"""The built-in rule set, compiled when the package is built and shipped beside its YAML.
 
 Reading ``rules/*.yaml`` keeps every node's position (a pure-Python YAML composer), checks
 every rule, option, template and profile, and takes most of a new process's first
 validation (≈ 60 ms).  What comes out is plain data — rules, profiles and where each was
 declared — so it is kept as **JSON** (a format that cannot run code when read, unlike
-pickle), in one file per key:
+pickle) in one file, ``rules/compiled.json``, beside the YAML it was compiled from:
 
-* the **key** is a sha256 over the package version, this cache's format, each rule
-  file's path and bytes, and the source of the modules that turn rule files into a rule
-  set (``toolform_rules/engine/*.py``, ``convert.py``, ``yamlsource.py``: a change there
-  changes what a rule set holds, e.g. an option's default).  A file is used only when the
-  key written inside it equals the key computed from the files as they are now: a stale
-  cache is detected, never trusted; an edited rule file is read from YAML again.
-* a cache file is read only when it belongs to the current user and nobody else may write
-  it (nor its folder), and its body matches the sha256 in its header (a file cut short or
-  edited is not used); what it holds must decode to the rule classes this module knows
-  (no other class can be named); anything else — unreadable, malformed, foreign — is
-  ignored and the YAML read instead.  (Someone who may write the user's cache folder may
-  as well edit the installed rule files: the cache adds no way in, and never runs code.)
-* a rule set is written only if it decodes back equal to itself, so what a later process
-  reads is exactly what the YAML gave.  Files are written atomically (a temporary file
-  renamed over); at most ``keep`` are kept.
+* it is **built with the package**: the build hook (``hatch_build.py``) compiles it into
+  the wheel and, for an editable install, into the checkout's ``rules/``.  No file outside
+  the installation is ever read for the built-in rules: whoever can change this one can
+  change the YAML that findings cite (and the code that applies it) just as well, so no
+  rule can differ from the one a finding cites without the cited file itself changing.
+  (A cache in a user's folder, as there was before, let anyone who could write that
+  folder apply an edited rule under an unchanged citation: a digest recomputed by the
+  same public recipe proves nothing.)
+* it is used only when the **key** in its header — a sha256 over the package version,
+  this format, each rule file's name and bytes, and the source of the modules that turn
+  rule files into a rule set (``toolform_rules/engine/*.py``, ``convert.py``,
+  ``yamlsource.py``: a change there changes what a rule set holds, e.g. an option's
+  default) — equals the key computed from the files as they are now, and its body matches
+  the sha256 in its header (a file cut short is not used).  Otherwise the YAML is read:
+  a stale file is detected, never trusted.  Names, not paths, go into the key, so a file
+  compiled in a build folder matches the same files installed elsewhere.
+* what it holds must decode to the rule classes this module knows (no other class can be
+  named), and a rule set is written only if it decodes back equal to itself, so a process
+  reads exactly what the YAML gave.  Files are written atomically (a temporary file
+  renamed over).
 
-Where: ``$TOOLFORM_RULES_CACHE`` if set (empty, ``0`` or ``off``: no cache at all), else
-``$XDG_CACHE_HOME/toolform-rules``, else ``~/.cache/toolform-rules``.
+``TOOLFORM_RULES_CACHE=off`` (or ``0``, ``none``, empty) reads the YAML every time (to
+measure it, or to rule the compiled file out); no other value means anything any more.
 
 >>> from toolform_rules.engine.rules import Rule, RuleSet
 >>> rules = RuleSet({"r": Rule(id="r", op="trim", phase="normalise", applies_to=("string",))}, {})
@@ -39,43 +44,35 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import attrs
 
 from .rules import Profile, Rule, RuleSet, SourceLocation
 
-#: Bumped whenever the encoding below changes: part of every key.
-CACHE_FORMAT = 1
-#: The classes a cache file may name (by these names); nothing else can be built from one.
+#: Bumped whenever the encoding or the key changes: part of every key.
+CACHE_FORMAT = 2
+#: The compiled rule set's file name, in the folder of the rule files it was compiled from.
+COMPILED_NAME = "compiled.json"
+#: The classes a compiled file may name (by these names); nothing else can be built from one.
 CACHEABLE_CLASSES: dict[str, type] = {cls.__name__: cls for cls in (RuleSet, Rule, Profile, SourceLocation)}
-#: What ``$TOOLFORM_RULES_CACHE`` says to turn the cache off.
+#: What ``$TOOLFORM_RULES_CACHE`` says to read the YAML instead of the compiled file.
 DISABLED = ("", "0", "off", "none")
-_PREFIX = "builtin-rules-"
 
 
 class Uncacheable(ValueError):
-    """A value the JSON encoding cannot carry exactly (the rule set is then simply not cached)."""
+    """A value the JSON encoding cannot carry exactly (the rule set is then simply not written)."""
 
 
-# --- where -----------------------------------------------------------------------------------
+def compiled_enabled(environ: dict[str, str] | None = None) -> bool:
+    """Whether the compiled rule set may be used (``TOOLFORM_RULES_CACHE=off`` says no).
 
-def cache_directory(environ: dict[str, str] | None = None) -> Path | None:
-    """The folder of the rule-set cache, or ``None`` when ``$TOOLFORM_RULES_CACHE`` turns it off.
-
-    >>> cache_directory({"TOOLFORM_RULES_CACHE": "/tmp/rules-cache"})
-    PosixPath('/tmp/rules-cache')
-    >>> cache_directory({"TOOLFORM_RULES_CACHE": "off"}) is None
-    True
-    >>> cache_directory({"XDG_CACHE_HOME": "/var/cache/me"})
-    PosixPath('/var/cache/me/toolform-rules')
+    >>> compiled_enabled({}), compiled_enabled({"TOOLFORM_RULES_CACHE": "off"})
+    (True, False)
     """
     env = os.environ if environ is None else environ
     chosen = env.get("TOOLFORM_RULES_CACHE")
-    if chosen is not None:
-        return None if chosen.strip().lower() in DISABLED else Path(chosen).expanduser()
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "toolform-rules"
+    return chosen is None or chosen.strip().lower() not in DISABLED
 
 
 def source_files() -> list[Path]:
@@ -91,7 +88,10 @@ def source_files() -> list[Path]:
 
 
 def cache_key(rule_files: Iterable[Path], version: str, code: Iterable[Path] = ()) -> str:
-    """The sha256 naming one rule set: the version, the format, each file's path and bytes, the code's bytes.
+    """The sha256 naming one rule set: the version, the format, each file's name and bytes, the code's.
+
+    A file is named by its folder's name and its own (``rules/study.yaml``,
+    ``engine/rules.py``): the same files give the same key wherever they are.
 
     >>> a = cache_key([], "0.1.0")
     >>> a == cache_key([], "0.1.0"), a == cache_key([], "0.1.1"), len(a)
@@ -100,7 +100,7 @@ def cache_key(rule_files: Iterable[Path], version: str, code: Iterable[Path] = (
     digest = hashlib.sha256(f"toolform-rules {version}\0cache format {CACHE_FORMAT}\0".encode())
     for kind, paths in (("rules", rule_files), ("code", code)):
         for path in paths:
-            digest.update(f"{kind}\0{path}\0".encode())
+            digest.update(f"{kind}\0{path.parent.name}/{path.name}\0".encode())
             digest.update(path.read_bytes())
             digest.update(b"\0")
     return digest.hexdigest()
@@ -128,7 +128,8 @@ def encode(value: Any) -> Any:
     if kind is tuple:
         return ["tuple", [encode(item) for item in value]]
     if kind is frozenset:
-        return ["frozenset", [encode(item) for item in value]]
+        # sorted: a set's order follows the hash seed, and the shipped file must be the same bytes every build
+        return ["frozenset", sorted((encode(item) for item in value), key=json.dumps)]
     if kind is dict:
         return ["dict", [[encode(k), encode(v)] for k, v in value.items()]]
     name = kind.__name__
@@ -183,37 +184,37 @@ def _decode_pair(pair: Any) -> tuple[Any, Any]:
     return decode(pair[0]), decode(pair[1])
 
 
-# --- reading and writing ---------------------------------------------------------------------
+# --- the compiled file -----------------------------------------------------------------------
 
-def _trusted(*paths: Path) -> bool:
-    """Whether each of ``paths`` is the current user's and no one else may write it."""
-    if not hasattr(os, "geteuid"):  # no POSIX owners (Windows): the user's own profile folder
-        return True
-    for item in paths:
-        status = item.stat()
-        if status.st_uid != os.geteuid() or status.st_mode & 0o022:
-            return False
-    return True
+def compiled_bytes(key: str, ruleset: RuleSet) -> bytes:
+    """The compiled file for ``ruleset`` under ``key``: a header line ``{"format", "key", "sha256"}``, then
+    the encoded rule set, whose bytes the sha256 is of.  The same rule set gives the same bytes.
+
+    Raises :class:`Uncacheable` when the encoding cannot carry the rule set exactly (it must
+    decode equal to itself).
+
+    >>> compiled_bytes("k", RuleSet({}, {}, key="k")).splitlines()[1]
+    b'["attrs","RuleSet",{"rules":["dict",[]],"profiles":["dict",[]],"key":"k"}]'
+    """
+    body = json.dumps(encode(ruleset), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    if decode(json.loads(body)) != ruleset:
+        raise Uncacheable("the rule set does not decode back equal to itself")
+    header = {"format": CACHE_FORMAT, "key": key, "sha256": hashlib.sha256(body).hexdigest()}
+    return json.dumps(header).encode() + b"\n" + body
 
 
-def read_cached(directory: Path, key: str) -> RuleSet | None:
-    """The rule set cached under ``key`` in ``directory``, or ``None`` (absent, stale, foreign, malformed).
-
-    A cache file is a header line — ``{"format", "key", "sha256"}`` — then the encoded rule
-    set, whose bytes the header's sha256 must match (a file cut short or edited by hand is
-    not used).
+def read_compiled(path: Path, key: str) -> RuleSet | None:
+    """The rule set compiled into ``path`` under ``key``, or ``None`` (absent, stale, cut short, malformed).
 
     >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> read_cached(folder, "k") is None, write_cached(folder, "k", RuleSet({}, {}, key="k"))
-    (True, True)
-    >>> read_cached(folder, "k") == RuleSet({}, {}, key="k")
+    >>> path = Path(tempfile.mkdtemp()) / COMPILED_NAME
+    >>> read_compiled(path, "k") is None
     True
+    >>> write_compiled(path, "k", RuleSet({}, {}, key="k"))
+    >>> read_compiled(path, "k") == RuleSet({}, {}, key="k"), read_compiled(path, "another key")
+    (True, None)
     """
-    path = directory / f"{_PREFIX}{key}.json"
     try:
-        if not _trusted(path, directory):
-            return None
         header_line, _, body = path.read_bytes().partition(b"\n")
         header = json.loads(header_line)
         if (type(header) is not dict or header.get("format") != CACHE_FORMAT or header.get("key") != key
@@ -225,72 +226,18 @@ def read_cached(directory: Path, key: str) -> RuleSet | None:
     return ruleset if type(ruleset) is RuleSet else None
 
 
-def write_cached(directory: Path, key: str, ruleset: RuleSet, *, keep: int = 8) -> bool:
-    """Cache ``ruleset`` under ``key`` (atomically), keeping the ``keep`` newest files; whether it was written.
+def write_compiled(path: Path, key: str, ruleset: RuleSet) -> None:
+    """Write ``ruleset``'s compiled file to ``path`` under ``key``, atomically (a reader sees the old file or
+    the new one, never half of one).  Raises :class:`OSError` or :class:`Uncacheable`."""
+    data = compiled_bytes(key, ruleset)
+    import tempfile  # (only a process that writes the file pays for importing it)
 
-    Not written when the encoding cannot carry it exactly (it must decode equal to itself)
-    or the folder cannot be written; neither is an error: the YAML is read next time.
-    """
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        body = json.dumps(encode(ruleset), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        if decode(json.loads(body)) != ruleset:
-            return False
-        header = {"format": CACHE_FORMAT, "key": key, "sha256": hashlib.sha256(body).hexdigest()}
-        import tempfile  # (only a process that writes the cache pays for importing it)
-
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _trusted(directory):
-            return False
-        handle, temporary = tempfile.mkstemp(prefix=_PREFIX, suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(json.dumps(header).encode() + b"\n" + body)
-            os.replace(temporary, directory / f"{_PREFIX}{key}.json")
-        except BaseException:
-            os.unlink(temporary)
-            raise
-        _prune(directory, keep)
-    except (OSError, ValueError, TypeError, RecursionError):
-        return False
-    return True
-
-
-def _prune(directory: Path, keep: int) -> None:
-    """Remove all but the ``keep`` newest cache files (old keys: rule files or versions since changed)."""
-    found = sorted(directory.glob(f"{_PREFIX}*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in found[keep:]:
-        try:
-            old.unlink()
-        except OSError:
-            pass
-
-
-def cached_rule_set(rule_files: list[Path], read: Callable[[], RuleSet], *, version: str,
-                    directory: Path | None, code: Iterable[Path] = ()) -> RuleSet:
-    """The rule set ``read()`` returns for ``rule_files``, from the cache in ``directory`` when fresh.
-
-    ``directory`` ``None``: no cache (``read()`` every time).  A miss (or a stale or
-    unusable file) reads and caches.
-
-    >>> import tempfile
-    >>> folder, calls = Path(tempfile.mkdtemp()), []
-    >>> def read():
-    ...     calls.append(1)
-    ...     return RuleSet({}, {}, key="k")
-    >>> first = cached_rule_set([], read, version="1", directory=folder)
-    >>> second = cached_rule_set([], read, version="1", directory=folder)
-    >>> first == second, len(calls)
-    (True, 1)
-    """
-    if directory is None:
-        return read()
-    try:
-        key = cache_key(rule_files, version, code)
-    except OSError:
-        return read()
-    cached = read_cached(directory, key)
-    if cached is not None:
-        return cached
-    ruleset = read()
-    write_cached(directory, key, ruleset)
-    return ruleset
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)  # as the files beside it: mkstemp makes it private to its writer
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

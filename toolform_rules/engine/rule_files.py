@@ -141,8 +141,10 @@ def read_rule_files(*paths: str | Path, base: RuleSet | None = None) -> RuleSet:
         if not isinstance(doc, dict):
             raise RuleFileError("a rule file is a mapping with 'rules' and/or 'profiles'", source=str(path), line=1)
         structure(doc, _RuleFile, source=str(path))  # refuses unknown top-level keys
-        digest.update(f"{path}\0".encode() + path.read_bytes() + b"\0")
         shown = f"{path.parent.name}/{path.name}"  # findings cite rules/<file>:<line>
+        # the name findings cite, not the path: the same files give the same set wherever they are
+        # (the built-in set compiled in a build folder equals the one read where it is installed)
+        digest.update(f"{shown}\0".encode() + path.read_bytes() + b"\0")
         for index, raw in enumerate(doc.get("rules") or ()):
             where = _located_source(raw, SourceLocation(shown, _key_line(doc.get("rules"), index, None)))
             label = raw["id"] if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{index}]"
@@ -204,21 +206,75 @@ def rules_directory() -> Path:
     raise RuleFileError("the built-in rules directory is missing from the installation", source=str(package))
 
 
+def _builtin_key(directory: Path) -> str:
+    """The key of the built-in rule set in ``directory`` as its files and the engine's code are now."""
+    from ..version import __version__
+    from .rule_cache import cache_key, source_files
+
+    return cache_key(sorted(directory.glob("*.yaml")), __version__, source_files())
+
+
+def compile_builtin_rules(directory: Path | None = None) -> Path:
+    """Compile the built-in rule files (``rules/*.yaml``) into ``rules/compiled.json`` beside them; its path.
+
+    The build hook (``hatch_build.py``) runs this for the wheel and the editable install.
+    Raises :class:`RuleFileError` for a malformed rule file or one that changed while being
+    read (nothing is written then), :class:`OSError` when the folder cannot be written.
+
+    >>> import shutil, tempfile
+    >>> from toolform_rules.engine.rule_cache import read_compiled
+    >>> folder = Path(tempfile.mkdtemp()) / "rules"
+    >>> _ = shutil.copytree(rules_directory(), folder)
+    >>> path = compile_builtin_rules(folder)
+    >>> path.name, read_compiled(path, _builtin_key(folder)) == read_rule_files(rules_directory())
+    ('compiled.json', True)
+    """
+    from .rule_cache import COMPILED_NAME, write_compiled
+
+    folder = rules_directory() if directory is None else directory
+    key = _builtin_key(folder)
+    ruleset = read_rule_files(folder, base=None)
+    if _builtin_key(folder) != key:  # the key would name what was not read
+        raise RuleFileError("a rule file changed while the rules were compiled: compile again", source=str(folder))
+    write_compiled(folder / COMPILED_NAME, key, ruleset)
+    return folder / COMPILED_NAME
+
+
 @functools.cache
 def builtin_rules() -> RuleSet:
-    """The rule set shipped in ``rules/``: read once per process, and across processes from a checked cache.
+    """The rule set shipped in ``rules/``: read once per process, from its compiled form when that is fresh.
 
     Reading and checking the YAML takes most of a new process's first validation, so the
-    result is also kept as JSON, keyed by the sha256 of the rule files, the package version
-    and the code that reads them (:mod:`.rule_cache`: a stale or foreign cache file is never
-    used; ``TOOLFORM_RULES_CACHE=off`` turns the cache off).
+    package ships the result, compiled when it was built, as ``rules/compiled.json`` beside
+    the YAML (:mod:`.rule_cache`).  It is used only when its key — the sha256 of the rule
+    files, the package version and the code that reads them — is the key of the files as
+    they are; else the YAML is read (and, in a source checkout, compiled again).  Nothing
+    outside the installation is read: no rule can be changed but by changing the files
+    findings cite.  ``TOOLFORM_RULES_CACHE=off`` always reads the YAML.
 
     >>> builtin_rules() is builtin_rules(), "sdk" in builtin_rules().profiles
     (True, True)
     """
-    from ..version import __version__
-    from .rule_cache import cache_directory, cached_rule_set, source_files
+    from .rule_cache import COMPILED_NAME, Uncacheable, compiled_enabled, read_compiled, write_compiled
 
     directory = rules_directory()
-    return cached_rule_set(sorted(directory.glob("*.yaml")), lambda: read_rule_files(directory, base=None),
-                           version=__version__, directory=cache_directory(), code=source_files())
+    if not compiled_enabled():
+        return read_rule_files(directory, base=None)
+    try:
+        key: str | None = _builtin_key(directory)
+    except OSError:
+        key = None
+    compiled = read_compiled(directory / COMPILED_NAME, key) if key is not None else None
+    if compiled is not None:
+        return compiled
+    ruleset = read_rule_files(directory, base=None)
+    # An installed package is never written to (its files are the installer's); a checkout's rules/ is
+    # the developer's own, where an edited rule or engine module would otherwise make every process read
+    # the YAML until the next install.
+    if key is not None and directory.parent != Path(__file__).resolve().parent.parent:
+        try:
+            if _builtin_key(directory) == key:  # else edited meanwhile: the key would name what was not read
+                write_compiled(directory / COMPILED_NAME, key, ruleset)
+        except (OSError, Uncacheable):
+            pass
+    return ruleset
