@@ -353,7 +353,10 @@ def test_type_gates_and_bounds_are_returned_as_records_not_attributes():
     assert not check(5, None, []) and check(True, None, [])  # the study compares True as 1
     tool_compiler, tool_root = _compiler("study")
     counterparty = next(p.schema for p in tool_root.properties if p.name == "counterparty")
-    assert tool_compiler.passing_types(tool_compiler.compile_node(counterparty)) == frozenset({str})
+    string_check = tool_compiler.compile_node(counterparty)
+    # a str is Unicode text only after a look: the gate passes none on its type alone, ASCII text after isascii
+    assert tool_compiler.passing_types(string_check) == frozenset()
+    assert tool_compiler.quick_look(string_check) == (str, str.isascii)
 
 
 # --- the unknown-tool rule -----------------------------------------------------------------------------

@@ -1,8 +1,16 @@
-"""JSON value semantics in Python: type names, JSON equality, exact multiples."""
+"""JSON value semantics in Python: type names, JSON equality, exact multiples, and what is no JSON value.
+
+Python holds values JSON cannot: a ``str`` with a lone surrogate (``json.loads('"\\ud800"')``
+makes one) is not Unicode text, and a ``float`` NaN or infinity (``json.loads`` reads ``NaN``,
+``Infinity`` and an overflowing ``1e400`` as such) is no JSON number.  Such a value is of no
+JSON type: :func:`is_json_type` says so, :func:`not_json_reason` says why, and
+:func:`first_not_json` finds one anywhere inside a value.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Iterator
 
 NoneType = type(None)
 
@@ -23,9 +31,11 @@ def is_json_type(value: Any, name: str, *, integral_float_is_integer: bool = Fal
 
     >>> is_json_type(True, "integer"), is_json_type(2.0, "integer"), is_json_type(2.0, "integer", integral_float_is_integer=True)
     (False, False, True)
+    >>> is_json_type(float("nan"), "number"), is_json_type("\\ud800", "string")
+    (False, False)
     """
     if name == "string":
-        return isinstance(value, str)
+        return isinstance(value, str) and is_text(value)
     if name == "integer":
         if isinstance(value, bool):
             return False
@@ -33,7 +43,9 @@ def is_json_type(value: Any, name: str, *, integral_float_is_integer: bool = Fal
             return True
         return integral_float_is_integer and isinstance(value, float) and value.is_integer()
     if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, float):
+            return math.isfinite(value)
+        return isinstance(value, int) and not isinstance(value, bool)
     if name == "boolean":
         return isinstance(value, bool)
     if name == "array":
@@ -113,3 +125,66 @@ def shared_type(members: tuple[Any, ...]) -> str:
     if values and all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in values):
         return "number"
     return "string"
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text: no lone surrogate, so it can be written as UTF-8.
+
+    >>> is_text("Zürich"), is_text("😀"), is_text("\\ud800")
+    (True, True, False)
+    """
+    if value.isascii():  # (a flag CPython keeps on the string: the common case costs no scan)
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+#: why a value of these Python types may be no JSON value
+NOT_TEXT = "not valid Unicode text"
+NOT_FINITE = "not a finite number"
+
+
+def not_json_reason(value: Any) -> str | None:
+    """Why the scalar ``value`` is no JSON value (:data:`NOT_TEXT`, :data:`NOT_FINITE`), or ``None``.
+
+    >>> not_json_reason(float("inf")), not_json_reason("\\udfff"), not_json_reason(1e308)
+    ('not a finite number', 'not valid Unicode text', None)
+    """
+    if isinstance(value, str):
+        return None if is_text(value) else NOT_TEXT
+    if isinstance(value, float) and not math.isfinite(value):
+        return NOT_FINITE
+    return None
+
+
+def first_not_json(value: Any) -> tuple[tuple[Any, ...], Any, str] | None:
+    """The first value inside ``value`` (itself included) that is no JSON value: its path (keys and
+    indexes from ``value``), the value and why; ``None`` when every one is.  Object keys are looked
+    at too (a key is text): a bad key's path ends at the key.
+
+    >>> first_not_json({"a": [1, {"b": float("nan")}]})
+    (('a', 1, 'b'), nan, 'not a finite number')
+    >>> first_not_json({"ok": "fine"}) is None
+    True
+    """
+    for path, item in _walk(value, ()):
+        reason = not_json_reason(item)
+        if reason is not None:
+            return path, item, reason
+    return None
+
+
+def _walk(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every scalar inside ``value`` (keys included) with its path, depth first, in order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key), key
+            yield from _walk(item, (*path, key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _walk(item, (*path, index))
+    else:
+        yield path, value

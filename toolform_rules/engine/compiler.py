@@ -44,7 +44,7 @@ class SharedNodes:
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.checks: weakref.WeakValueDictionary[tuple, Check] = weakref.WeakValueDictionary()
         self.normalisers: weakref.WeakValueDictionary[tuple, Transform] = weakref.WeakValueDictionary()
-        self.passing: weakref.WeakKeyDictionary[Check, frozenset[type]] = weakref.WeakKeyDictionary()
+        self.gates: weakref.WeakKeyDictionary[Check, TypeGate] = weakref.WeakKeyDictionary()
         # (id(rule), template option or None) -> the rule (kept, so the id stays its), its reporter
         self.reporters: dict[tuple[int, str | None], tuple[Rule, Reporter]] = {}
         # a node's check -> the rules listed in argument order that have a check of their own at or below it,
@@ -100,7 +100,10 @@ class Compiler:
         self.subsumed: dict[str, tuple[Rule, ...]] = {}
         self.subsumer: dict[str, Rule] = {}
         self.consulted: dict[str, dict[str, bool]] = {}
+        self.rule_of_op: dict[str, Rule] = {}
         for rule, operation in declared:
+            if rule.phase == "validate":
+                self.rule_of_op.setdefault(rule.op, rule)
             if operation.subsumes:
                 taken = tuple(r for r, _ in declared if r.phase == rule.phase and r.op in operation.subsumes)
                 self.subsumed[rule.id] = taken
@@ -133,7 +136,13 @@ class Compiler:
 
     def passing_types(self, check: Check) -> frozenset[type]:
         """The types ``check`` accepts outright, when it is a type gate's check (else none)."""
-        return self.shared.passing.get(check, _NO_TYPES)
+        gate = self.shared.gates.get(check)
+        return _NO_TYPES if gate is None else gate.passing_types
+
+    def quick_look(self, check: Check) -> tuple[type | None, Callable[[Any], bool] | None]:
+        """The type whose values ``check`` passes after a quick look, when it is a type gate's, with that look."""
+        gate = self.shared.gates.get(check)
+        return (None, None) if gate is None else (gate.looked_at, gate.look)
 
     def reporter(self, rule: Rule, template: str | None = None) -> Reporter:
         """The reporter of ``rule`` (or of its operation's template option ``template``), made once per profile."""
@@ -237,7 +246,7 @@ class Compiler:
             if made is None:
                 continue
             if type(made) is TypeGate:  # a parent may skip calling it for these types (ctx.passing_types)
-                self.shared.passing[made.check] = made.passing_types
+                self.shared.gates[made.check] = made
             checks.append((made, rule.halts, rule.unconditional))
             if rule.id in self.shared.positional_rules:
                 self._under[-1][0].add(rule.id)
@@ -297,7 +306,8 @@ def _chain(made: list[tuple[Made, bool, bool]]) -> Check:
     if (plain and passing and len(sizes) == len(made) - 1 <= 2
             and all(issubclass(kind, size.kinds) for size in sizes for kind in passing)):
         return _gated_sizes(checks[0][0], passing, sizes)
-    if plain and str in passing and len(made) == 2 and isinstance(made[1][0], Members):
+    if plain and isinstance(first, TypeGate) and str in (first.looked_at, *passing) and len(made) == 2 \
+            and isinstance(made[1][0], Members):
         return _gated_members(checks[0][0], passing, made[1][0])
     if plain and dict in passing and len(made) == 3 and isinstance(made[1][0], Present):
         return _gated_present(checks[0][0], passing, made[1][0], checks[2][0])

@@ -44,11 +44,17 @@ class TypeGate:
     What the ``type`` operation returns when one type is declared: the compiler tests
     ``type(value) in passing_types`` inline instead of calling ``check`` (see
     ``compiler._chain``), and a parent (``properties``, ``items``) skips the call for such
-    a child (:meth:`NodeContext.passing_types`).
+    a child (:meth:`NodeContext.passing_types`).  ``looked_at``: the type of the declared JSON
+    type whose values pass only after a look (a ``str`` must be Unicode text, a ``float``
+    finite: see :mod:`toolform_rules.jsonvalues`), and ``look``, a test in C that passes most
+    of them at once (ASCII text, a finite float), which a parent may make inline too
+    (:meth:`NodeContext.quick_look`).
     """
 
     check: Check
     passing_types: frozenset[type]
+    looked_at: type | None = None
+    look: Callable[[Any], bool] | None = None
 
 
 @attrs.frozen
@@ -270,6 +276,11 @@ class NodeContext:
         """The Python types ``check`` (a compiled child) accepts outright: a type gate's, else none."""
         return self.compiler.passing_types(check)
 
+    def quick_look(self, check: Check) -> tuple[type | None, Callable[[Any], bool] | None]:
+        """The type ``check`` (a compiled child) passes after a quick look, with that look: a type gate's
+        (:attr:`TypeGate.looked_at`, :attr:`TypeGate.look`), else ``(None, None)``."""
+        return self.compiler.quick_look(check)
+
     def applies(self, rule: Rule, schema: Schema) -> bool:
         """Whether ``rule`` runs at ``schema`` (its ``applies_to`` admits the node's types)."""
         return self.compiler.applies(rule, schema)
@@ -281,6 +292,11 @@ class NodeContext:
     def subsumer(self, rule: Rule) -> Rule | None:
         """The profile's rule that may take over ``rule``'s work (whose operation ``subsumes`` ``rule.op``)."""
         return self.compiler.subsumer.get(rule.id)
+
+    def rule_running(self, op: str) -> Rule | None:
+        """The profile's (first) validation rule that runs operation ``op``, if any: whose findings
+        another operation makes when it sees, in its own walk, what that operation would report."""
+        return self.compiler.rule_of_op.get(op)
 
     def profile_runs(self, rule: Rule, op: str) -> bool:
         """Whether the profile also runs operation ``op``; ``rule``'s operation must declare it consults ``op``."""

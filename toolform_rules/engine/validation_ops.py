@@ -21,15 +21,17 @@ when it fails, is what rejects a value of the wrong type.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
-from typing import Any, Callable, Sized
+from typing import Any, Callable, Iterable, Sized
 
 
 from .context import Bound, Check, Members, NodeContext, Present, Size, TypeGate, accept, make_reporter
 from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
-from ..jsonvalues import EXACT_TYPES, is_json_type, is_multiple_of, json_equal, shared_type
+from ..jsonvalues import (EXACT_TYPES, first_not_json, is_json_type, is_multiple_of, json_equal, not_json_reason,
+                          shared_type)
 from ..schema.names import canonical_name
 from .rules import Rule
 
@@ -82,8 +84,22 @@ def _has_const(node: Schema) -> bool:
     return node.const is not ABSENT
 
 
+#: The Python types a value of which may still be no JSON value (a ``str`` with a lone surrogate, a
+#: ``float`` NaN or infinity): no type gate passes them on their type alone.
+_LOOKED_AT = frozenset({str, float})
+#: JSON type -> its looked-at Python type and a test in C that passes most of its values at once (ASCII
+#: text, a finite float; other text is looked at whole)
+_QUICK_LOOK: dict[str, tuple[type, Callable[[Any], bool]]] = {"string": (str, str.isascii),
+                                                              "number": (float, math.isfinite)}
+
+
+def _passing_types(name: str) -> frozenset[type]:
+    """The Python types whose every value is of JSON type ``name``: a gate passes these on their type."""
+    return EXACT_TYPES[name] - _LOOKED_AT
+
+
 def _type_test(name: str, integral_float_is_integer: bool) -> Callable[[Any], bool]:
-    exact = EXACT_TYPES[name]
+    exact = _passing_types(name)
     settled = _settled_types(name, integral_float_is_integer)
 
     def test(value: Any) -> bool:
@@ -101,12 +117,56 @@ _PLAIN_TYPES: frozenset[type] = frozenset().union(*EXACT_TYPES.values())
 
 
 def _settled_types(name: str, integral_float_is_integer: bool) -> frozenset[type]:
-    """The types whose values are of JSON type ``name`` exactly when their type says so.
+    """The types whose values are not of JSON type ``name`` when their type is not one of its exact ones.
 
-    Every plain JSON type but, when an integral float counts as an integer, ``float``:
-    only a subclass (or such a float) needs the full test.
+    Every plain JSON type but those of ``name`` whose values are looked at (a string, a
+    number's float) and, when an integral float counts as an integer, ``float``: only a
+    subclass (or such a value) needs the full test.
     """
-    return _PLAIN_TYPES - {float} if integral_float_is_integer and name == "integer" else _PLAIN_TYPES
+    settled = _PLAIN_TYPES - (EXACT_TYPES[name] & _LOOKED_AT)
+    return settled - {float} if integral_float_is_integer and name == "integer" else settled
+
+
+def _got(value: Any) -> str:
+    """What a type finding says the value is: its type, and why it is no JSON value when it is not one."""
+    kind = type(value)
+    reason = None if kind not in _LOOKED_AT or (kind is str and value.isascii()) else not_json_reason(value)
+    return kind.__name__ if reason is None else f"{kind.__name__} ({reason})"
+
+
+def _json_values_only(report: Callable[..., bool],
+                      parts: Callable[[Any], Iterable[tuple[Any, Any]]] | None = None) -> Check:
+    """The check of what no declared type looks at: everything in it is a JSON value (Unicode text,
+    finite numbers), reported as a type finding at the first that is not.  ``parts``: the
+    (key, item) pairs of a container to look at, when not the value as a whole."""
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        for key, item in ((None, value),) if parts is None else parts(value):
+            found = first_not_json(item)
+            if found is None:
+                continue
+            inner, bad, _ = found
+            at = path if key is None else (path, key)
+            for step in inner:
+                at = (at, step)
+            return report(out, at, "a JSON value", _got(bad), bad)
+        return False
+
+    return check
+
+
+def _unchecked_parts(node: Schema, types: tuple[str, ...]) -> Callable[[Any], Iterable[tuple[Any, Any]]] | None:
+    """What no subschema of ``node`` looks at in a container: the members of an object that declares
+    no properties and no schema for others, the items past the ``prefixItems`` of an array with no
+    ``items`` schema; ``None`` when nothing is left unlooked at.  (The other members of an object
+    that declares properties are ``properties``' to look at, in its walk.)"""
+    if "object" in types and not (node.properties or node.pattern_properties
+                                  or isinstance(node.additional_properties, Schema)):
+        return lambda value: value.items() if isinstance(value, dict) else ()
+    if "array" in types and node.items is None:
+        start = len(node.prefix_items)
+        return lambda value: list(enumerate(value))[start:] if isinstance(value, (list, tuple)) else ()
+    return None
 
 
 def _nullable(schema: Schema, rule: Rule) -> bool:
@@ -139,29 +199,40 @@ def unknown_tool(rule: Rule) -> Check:
              ("expected", "got", "value")),
 ))
 def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | TypeGate | None:
-    """``type``: the value is of a declared type (``bool`` is never a number)."""
-    if node.boolean is not None:
+    """``type``: the value is of a declared type (``bool`` is never a number).
+
+    Every profile also refuses what is no JSON value (see :mod:`toolform_rules.jsonvalues`):
+    a string that is not Unicode text, a number that is not finite is of no type; where no
+    declared type looks at a value (no ``type``, the schema ``true``, a container whose
+    contents no subschema checks) everything in it must be a JSON value.
+    """
+    if node.boolean is False:
         return None
-    types = _study_types(node, rule)
-    if not types:
-        return None
-    integral = rule.options["integral_float_is_integer"]
+    types = () if node.boolean is not None else _study_types(node, rule)
     report = ctx.reporter(rule)
+    if not types:
+        return _json_values_only(report)
+    parts = _unchecked_parts(node, types)
+    screen = None if parts is None else _json_values_only(report, parts)
+    integral = rule.options["integral_float_is_integer"]
     if len(types) == 1:
         (name,) = types
-        exact = EXACT_TYPES[name]
+        exact = _passing_types(name)
+        looked_at, look = _QUICK_LOOK.get(name, (None, None))
         test = _type_test(name, integral)
         settled = _settled_types(name, integral)
 
         def check_one(value: Any, path: Any, out: list) -> bool:
             kind = type(value)
-            if kind in exact or (kind not in settled and test(value)):  # (see _type_test)
-                return False
-            return report(out, path, name, kind.__name__, value)
+            if kind in exact or (kind is looked_at and look(value)) or (kind not in settled and test(value)):
+                return False  # (see _type_test; the quick look passes ASCII text and finite floats)
+            return report(out, path, name, _got(value), value)
 
-        return TypeGate(check_one, exact)  # the compiler tests these types inline
+        if screen is None:
+            return TypeGate(check_one, exact, looked_at, look)  # the compiler tests these types inline
+        return _then(check_one, screen)
     tests = tuple(_type_test(t, integral) for t in types)
-    exact_any = frozenset().union(*(EXACT_TYPES[t] for t in types))
+    exact_any = frozenset().union(*(_passing_types(t) for t in types))
     report_union = ctx.reporter(rule, "union_message")
     expected = " or ".join(types)
 
@@ -170,9 +241,18 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | TypeGate | None
             return False
         if any(test(value) for test in tests):
             return False
-        return report_union(out, path, expected, type(value).__name__, value)
+        return report_union(out, path, expected, _got(value), value)
 
-    return check_many
+    return check_many if screen is None else _then(check_many, screen)
+
+
+def _then(first: Check, second: Check) -> Check:
+    """``first``, then ``second`` when ``first`` passed."""
+
+    def check(value: Any, path: Any, out: list) -> bool:
+        return first(value, path, out) or second(value, path, out)
+
+    return check
 
 
 @operation("validate", message_fields=("value",))
@@ -490,16 +570,21 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     by_canonical = _by_canonical_name(node) if rule.options["canonical_names"] else None
     undeclared_rule = _keys_taken_over(node, rule, ctx)
     report_undeclared = ctx.reporter(undeclared_rule) if undeclared_rule is not None else None
+    type_rule = ctx.rule_running("type")
+    # the members no subschema looks at must still be JSON values: the type rule's finding, made in this walk
+    screen_others = (_json_values_only(ctx.reporter(type_rule))
+                     if type_rule is not None and _open_to_others(node, rule, ctx) else None)
     skip_null = rule.options["skip_null_optional_at_root"] and ctx.root
     required = frozenset(p.name for p in node.properties
                          if p.name in node.required and not _nullable(p.schema, rule))
     # name -> (check, the types of value it passes at once: its type gate's, and None's where None means
-    # "not given")
+    # "not given"; the types it passes after its gate's quick look, with that look)
     table = {}
     for prop in node.properties:
         sub = ctx.compile(prop.schema)
         passing = ctx.passing_types(sub)
-        table[prop.name] = (sub, passing | _NONE_TYPE if skip_null and prop.name not in required else passing)
+        table[prop.name] = (sub, passing | _NONE_TYPE if skip_null and prop.name not in required else passing,
+                            *ctx.quick_look(sub))
 
     def check(value: Any, path: Any, out: list) -> bool:
         if not isinstance(value, dict):
@@ -513,10 +598,13 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
                 if name is None:
                     if report_undeclared is not None:
                         failed = report_undeclared(out, (path, key), key)
+                    elif screen_others is not None and screen_others({key: item}, path, out):
+                        failed = True  # (the member as a whole: its key is text too)
                     continue
                 entry = table[name]
-            sub, passing = entry
-            if type(item) in passing:
+            sub, passing, looked_at, look = entry
+            kind = type(item)
+            if kind in passing or (kind is looked_at and look(item)):
                 continue
             if sub(item, (path, key), out):
                 failed = True
@@ -526,6 +614,15 @@ def properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
 
 
 _NONE_TYPE = frozenset({type(None)})
+
+
+def _open_to_others(node: Schema, props_rule: Rule, ctx: NodeContext) -> bool:
+    """Whether ``node`` allows members it does not declare and no subschema looks at them (no
+    ``additionalProperties`` or ``patternProperties`` schema; not closed by the profile's rule)."""
+    extra = node.additional_properties
+    if node.pattern_properties or isinstance(extra, Schema) or extra is False:
+        return False
+    return extra is True or not any(r.options["closed_when_properties"] for r in ctx.subsumed(props_rule))
 
 
 def _keys_taken_over(node: Schema, props_rule: Rule, ctx: NodeContext) -> Rule | None:
@@ -748,6 +845,7 @@ def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         return None
     start = len(node.prefix_items)
     passing = ctx.passing_types(sub)
+    looked_at, look = ctx.quick_look(sub)
 
     def check(value: Any, path: Any, out: list) -> bool:
         if not isinstance(value, (list, tuple)):
@@ -755,7 +853,8 @@ def items(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
         failed = False
         for index in range(start, len(value)):
             item = value[index]
-            if type(item) in passing:
+            kind = type(item)
+            if kind in passing or (kind is looked_at and look(item)):
                 continue
             if sub(item, (path, index), out):
                 failed = True
