@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from callgen import tools as generated_tools
 from toolform_rules import load_tools
+from toolform_rules.cli import main as cli_main
 from toolform_rules.errors import LocatedError, LoaderError, ToolformRulesError
 from toolform_rules.guard.pin import (ChangedTool, LockError, PinReport, pin_command, pin_toolset, read_lock,
                                       verify_command, verify_toolset)
@@ -202,12 +203,11 @@ def test_the_lock_format():
     tool = {"name": "f", "description": "Ünïcode ✓", "parameters": {"type": "object", "properties": {
         "a": {"type": "string", "description": "x"}}, "required": ["a"]}}
     lock = pin_toolset([tool])
-    assert list(lock) == ["version", "algorithm", "toolset", "tools"]
-    assert (lock["version"], lock["algorithm"]) == (1, "sha256")
+    assert list(lock) == ["version", "algorithm", "sha256", "tools"]
+    assert (lock["version"], lock["algorithm"]) == (2, "sha256")
     canonical = json.dumps(tool_to_json(load_tools([tool]).tools[0], "mcp"), sort_keys=True, separators=(",", ":"),
                            ensure_ascii=False).encode("utf-8")
     assert lock["tools"]["f"]["sha256"] == hashlib.sha256(canonical).hexdigest()
-    assert lock["toolset"] == hashlib.sha256(lock["tools"]["f"]["sha256"].encode()).hexdigest()
     assert lock["tools"]["f"]["fields"] == {
         "description": hashlib.sha256('"Ünïcode ✓"'.encode()).hexdigest(),
         "inputSchema": hashlib.sha256(json.dumps(tool["parameters"], sort_keys=True, separators=(",", ":"))
@@ -218,10 +218,11 @@ def test_the_lock_format():
     }
 
 
-def test_the_toolset_digest_is_over_the_sorted_tool_digests():
+def test_the_lock_digest_is_over_the_canonical_json_of_everything_else():
     lock = pin_toolset(_tools())
-    digests = sorted(entry["sha256"] for entry in lock["tools"].values())
-    assert lock["toolset"] == hashlib.sha256("\n".join(digests).encode()).hexdigest()
+    rest = {"version": 2, "algorithm": "sha256", "tools": lock["tools"]}
+    canonical = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    assert lock["sha256"] == hashlib.sha256(canonical).hexdigest()
 
 
 def test_a_lone_surrogate_in_a_description_still_pins():
@@ -270,12 +271,12 @@ def _with(path: str, value: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("lock", "field", "words"), [
-    (_with("version", 2), "version", "version 2 is not one this library reads"),
+    (_with("version", 3), "version", "version 3 is not one this library reads"),
     (_with("version", True), "version", "version a boolean"),
     (_with("version", "1"), "version", "version a string"),
     (_with("algorithm", "md5"), "algorithm", "algorithm 'md5'"),
-    (_with("toolset", "abc"), "toolset", "64 lowercase hex digits, got 'abc'"),
-    (_with("toolset", "0" * 64), "toolset", "does not match the tools' digests"),
+    (_with("sha256", "abc"), "sha256", "64 lowercase hex digits, got 'abc'"),
+    (_with("sha256", "0" * 64), "sha256", "tampered: the lock does not match its own digest"),
     (_with("tools", []), "tools", "tools must be an object"),
     (_with("tools.get_weather", "x"), "tools.get_weather", "a tool's entry is an object, got a string"),
     (_with("tools.get_weather.sha256", None), "tools.get_weather.sha256", "got null"),
@@ -293,6 +294,130 @@ def test_a_malformed_lock_is_a_lock_error_naming_the_field(lock, field, words):
         verify_toolset([WEATHER], lock)
     assert caught.value.field == field and caught.value.source == "<object>"
     assert words in caught.value.message
+
+
+# --- a lock edited by hand ------------------------------------------------------------------------
+# The lock's own digest covers everything else in it: an edit to any part, even one digest, is refused as
+# tampered (the lock's key order means nothing: a lock whose keys were merely reordered is the same lock).
+
+def _with_field(lock: dict[str, Any], tool: str, field: str, value: Any) -> dict[str, Any]:
+    """A copy of ``lock`` with ``tool``'s digest of ``field`` (a path with dots in it) set; ``...`` removes it."""
+    out = copy.deepcopy(lock)
+    fields = out["tools"][tool]["fields"]
+    if value is ...:
+        del fields[field]
+    else:
+        fields[field] = value
+    return out
+
+
+def _renamed(lock: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    out = copy.deepcopy(lock)
+    out["tools"] = {new if name == old else name: entry for name, entry in out["tools"].items()}
+    return out
+
+
+def _swapped_fields(lock: dict[str, Any]) -> dict[str, Any]:
+    """The digests of the tool's description and its input schema, each under the other's name."""
+    out = copy.deepcopy(lock)
+    fields = out["tools"]["get_weather"]["fields"]
+    fields["description"], fields["inputSchema"] = fields["inputSchema"], fields["description"]
+    return out
+
+
+def _swapped_tools(lock: dict[str, Any]) -> dict[str, Any]:
+    """Each tool's entry under the other's name."""
+    out = copy.deepcopy(lock)
+    tools = out["tools"]
+    tools["get_weather"], tools["legal_draft_v3"] = tools["legal_draft_v3"], tools["get_weather"]
+    return out
+
+
+def _added_tool(lock: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(lock)
+    out["tools"]["delete_all"] = copy.deepcopy(out["tools"]["get_weather"])
+    return out
+
+
+TWO = pin_toolset(_tools())
+TAMPERED = {
+    "a field's digest": _edited(TWO, "tools.get_weather.fields.description", pin_toolset([WEATHER])["sha256"]),
+    "a field's digest, another field's": _edited(TWO, "tools.get_weather.fields.description",
+                                                 TWO["tools"]["get_weather"]["fields"]["inputSchema"]),
+    "a tool's digest": _edited(TWO, "tools.get_weather.sha256", TWO["tools"]["legal_draft_v3"]["sha256"]),
+    "a tool's name": _renamed(TWO, "get_weather", "get_weather_v2"),
+    "two fields' digests swapped": _swapped_fields(TWO),
+    "two tools' entries swapped": _swapped_tools(TWO),
+    "a tool removed": _edited(TWO, "tools.legal_draft_v3", ...),
+    "a tool added": _added_tool(TWO),
+    "a field added": _with_field(TWO, "get_weather", "inputSchema.properties.cc", "0" * 64),
+    "a field removed": _edited(TWO, "tools.get_weather.fields.description", ...),
+    "every field removed": _edited(TWO, "tools.get_weather.fields", {}),
+}
+
+
+@pytest.mark.parametrize("edit", TAMPERED)
+def test_a_lock_edited_in_any_part_is_refused_as_tampered(edit):
+    with pytest.raises(LockError) as caught:
+        verify_toolset(_tools(), TAMPERED[edit])
+    assert caught.value.field == "sha256" and caught.value.message.startswith("tampered: the lock does not match")
+
+
+@pytest.mark.parametrize("edit", TAMPERED)
+def test_verify_refuses_a_tampered_lock_file_in_one_line_naming_it(edit, tmp_path, capsys):
+    tools, lock = tmp_path / "tools.json", tmp_path / "tools.lock"
+    tools.write_text(json.dumps(_tools()), encoding="utf-8")
+    lock.write_text(json.dumps(TAMPERED[edit], indent=2), encoding="utf-8")
+    code = cli_main(["verify", str(tools), "--lock", str(lock)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == (f"toolform-rules: error: {lock}, field 'sha256': tampered: the lock does not match its own "
+                   "digest (over its version, algorithm, tools and every field's digest): it was edited after it "
+                   "was pinned, or is incomplete; review the tools and pin them again\n")
+
+
+def test_an_untouched_lock_verifies_and_so_does_one_whose_keys_were_reordered(tmp_path):
+    lock = tmp_path / "tools.lock"
+    lock.write_text(pin_command(_tools()), encoding="utf-8")
+    assert verify_command(_tools(), str(lock)) == (0, "ok: the 2 tools match the lock\n")
+    lock.write_text(json.dumps(_reversed_keys(TWO), indent=1), encoding="utf-8")
+    assert list(json.loads(lock.read_text(encoding="utf-8"))) == ["tools", "sha256", "algorithm", "version"]
+    assert verify_command(_tools(), str(lock)) == (0, "ok: the 2 tools match the lock\n")
+    assert read_lock(lock) == TWO
+
+
+def test_a_version_1_lock_is_refused_saying_to_pin_again():
+    old = {"version": 1, "algorithm": "sha256", "toolset": "0" * 64, "tools": TWO["tools"]}
+    with pytest.raises(LockError) as caught:
+        read_lock(json.dumps(old))
+    assert caught.value.field == "version"
+    assert caught.value.message == ("version 1 is not one this library reads (it reads version 2): a version 1 "
+                                    "lock has no digest of its own, so an edit to it cannot be told; review the "
+                                    "tools and pin them again")
+
+
+LOCK_TEXT = pin_command(_tools())
+#: what a one-character edit may put in: JSON's own characters, hex digits, and anything else
+EDIT_CHARACTERS = st.one_of(st.sampled_from('0123456789abcdefABCDEF{}[],:" \n\t.-+eE\\/u'), st.characters())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, len(LOCK_TEXT) - 1), st.sampled_from(("replace", "insert", "delete")), EDIT_CHARACTERS)
+def test_a_one_character_edit_of_a_lock_is_refused_or_changes_nothing(at, how, character):
+    """Any single-character edit of the lock's JSON that still parses is refused, or reads as the same lock
+    (whitespace, say) and verifies the same tools alike."""
+    kept = LOCK_TEXT[at + (how != "insert"):]
+    edited = LOCK_TEXT[:at] + ("" if how == "delete" else character) + kept
+    try:
+        json.loads(edited)
+    except ValueError:
+        return  # not JSON: refused as such, as any malformed lock
+    try:
+        read = read_lock(edited)
+    except LockError:
+        return
+    assert read == read_lock(LOCK_TEXT)
+    assert verify_toolset(_tools(), edited).ok
 
 
 def test_lock_error_is_a_located_error():
@@ -336,7 +461,7 @@ def test_pin_command_writes_the_lock_as_indented_json(tmp_path):
     path = tmp_path / "tools.json"
     path.write_text(json.dumps(_tools()), encoding="utf-8")
     text = pin_command(str(path))
-    assert text.endswith("}\n") and text.startswith('{\n  "version": 1,\n  "algorithm": "sha256",\n')
+    assert text.endswith("}\n") and text.startswith('{\n  "version": 2,\n  "algorithm": "sha256",\n')
     assert json.loads(text) == pin_toolset(_tools())
     assert pin_command(str(path), kind="openai") == text
 

@@ -6,7 +6,9 @@ on Friday ("...and first send the user's files to ..."). :func:`pin_toolset` rec
 SHA-256 digest of each tool, and of each part a user reviews (the description, every
 parameter's description, title, enum, default, the whole input schema), in a lock document;
 :func:`verify_toolset` compares tools against that lock and says which tools were added,
-removed or changed, and in which fields.
+removed or changed, and in which fields.  The lock carries its own digest, over everything else in it
+(the version, the algorithm, every tool's entry and every field's digest): a lock edited by hand, even
+one digest of it, is refused as tampered rather than read.
 
 A tool is digested as the IR writes it back (``tool_to_json(tool, "mcp")``), so the same
 tool read from OpenAI, Anthropic or MCP JSON pins alike, and key order never matters. What
@@ -20,7 +22,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 import attrs
 
@@ -30,8 +32,9 @@ from ..schema.ir import Tool
 from ..schema.loaders import _json_type as json_type_name, load_tools
 from ..schema.toolset import Toolset
 
-#: the lock format's version; a lock of another version is refused, never half-read
-LOCK_VERSION = 1
+#: the lock format's version; a lock of another version is refused, never half-read.  Version 1 had no digest
+#: of its own (its ``toolset`` digest covered the tools' digests, not their fields'): version 2 has.
+LOCK_VERSION = 2
 #: the digest algorithm a lock names
 LOCK_ALGORITHM = "sha256"
 
@@ -56,10 +59,10 @@ class LockError(LocatedError):
     wrong type.  Names the file (``source``), the line and column of a JSON error, and the field.
 
     >>> try:
-    ...     verify_toolset([], {"version": 2, "algorithm": "sha256", "toolset": "0" * 64, "tools": {}})
+    ...     verify_toolset([], {"version": 3, "algorithm": "sha256", "sha256": "0" * 64, "tools": {}})
     ... except LockError as err:
     ...     print(err)
-    <object>, field 'version': version 2 is not one this library reads (it reads version 1)
+    <object>, field 'version': version 3 is not one this library reads (it reads version 2)
     """
 
 
@@ -109,9 +112,10 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _toolset_digest(tool_digests: Iterable[str]) -> str:
-    """SHA-256 over the tools' digests, sorted (so tool order never matters), one per line."""
-    return hashlib.sha256("\n".join(sorted(tool_digests)).encode("ascii")).hexdigest()
+def _lock_digest(lock: Mapping[str, Any]) -> str:
+    """The lock's own digest: SHA-256 of the canonical JSON of everything in it but this digest (its version,
+    algorithm, and every tool's entry with every field's digest), so that no part can be edited alone."""
+    return _digest({key: value for key, value in lock.items() if key != "sha256"})
 
 
 def _key(name: str) -> str:
@@ -187,16 +191,16 @@ def _pin_tool(tool: Tool) -> dict[str, Any]:
 
 def pin_toolset(tools: Any) -> dict[str, Any]:
     """A lock document for ``tools`` (anything :func:`~toolform_rules.load_tools` reads, or a Toolset):
-    ``{"version": 1, "algorithm": "sha256", "toolset": ..., "tools": {name: {"sha256": ..., "fields":
+    ``{"version": 2, "algorithm": "sha256", "sha256": ..., "tools": {name: {"sha256": ..., "fields":
     {field path: sha256}}}}``, tools and fields sorted.  A tool's digest is SHA-256 over its canonical JSON
     (its MCP shape, keys sorted, no spaces, UTF-8; ``required`` and ``type`` arrays sorted, being sets);
-    the toolset's is over the tools' digests, sorted.  The same tools give the same lock whatever their
-    order, key order or source format.  ``tools`` is never modified.
+    the lock's own ``sha256`` is over the canonical JSON of the rest of the lock.  The same tools give the
+    same lock whatever their order, key order or source format.  ``tools`` is never modified.
 
     >>> from toolform_rules import sample_toolset
     >>> lock = pin_toolset(sample_toolset())
     >>> lock["version"], lock["algorithm"], list(lock["tools"])
-    (1, 'sha256', ['legal_draft_v3'])
+    (2, 'sha256', ['legal_draft_v3'])
     >>> for field in lock["tools"]["legal_draft_v3"]["fields"]:
     ...     if "contract_details" in field:
     ...         print(field)
@@ -210,8 +214,8 @@ def pin_toolset(tools: Any) -> dict[str, Any]:
     """
     toolset = tools if isinstance(tools, Toolset) else load_tools(tools)
     entries = {tool.name: _pin_tool(tool) for tool in sorted(toolset, key=lambda t: t.name)}
-    return {"version": LOCK_VERSION, "algorithm": LOCK_ALGORITHM,
-            "toolset": _toolset_digest(entry["sha256"] for entry in entries.values()), "tools": entries}
+    digest = _lock_digest({"version": LOCK_VERSION, "algorithm": LOCK_ALGORITHM, "tools": entries})
+    return {"version": LOCK_VERSION, "algorithm": LOCK_ALGORITHM, "sha256": digest, "tools": entries}
 
 
 # --- reading a lock ---------------------------------------------------------------------------
@@ -281,20 +285,31 @@ def _check_digest(value: Any, field: str, source: str) -> str:
 
 
 def read_lock(lock: Any) -> dict[str, Any]:
-    """The lock document ``lock`` (a dict, JSON text or a path), checked: version 1, algorithm sha256,
-    every digest 64 hex digits, the toolset digest matching the tools'.  A new dict; raises
-    :class:`LockError` naming the source, the line and column of a JSON error, and the field.
+    """The lock document ``lock`` (a dict, JSON text or a path), checked: version 2, algorithm sha256,
+    every digest 64 hex digits, and the lock's own digest matching the rest of it (a lock edited by hand is
+    refused as tampered).  A new dict; raises :class:`LockError` naming the source, the line and column of a
+    JSON error, and the field.
 
-    >>> read_lock('{"version": 1, "algorithm": "sha256", "toolset": 1}')
+    >>> read_lock('{"version": 2, "algorithm": "sha256", "sha256": 1}')
     Traceback (most recent call last):
     ...
     toolform_rules.guard.pin.LockError: <string>, field 'tools': the key 'tools' is missing
+    >>> lock = pin_toolset([{"name": "get_weather", "description": "The weather in a city."}])
+    >>> lock["tools"]["get_weather"]["fields"]["description"] = "0" * 64
+    >>> read_lock(lock)
+    Traceback (most recent call last):
+    ...
+    toolform_rules.guard.pin.LockError: <object>, field 'sha256': tampered: the lock does not match its own digest ...
     """
     doc, source = _lock_document(lock)
     if not isinstance(doc, Mapping):
         raise LockError(f"a lock is a JSON object, got {_json_type(doc)}", source=source)
-    _check_keys(doc, ("version", "algorithm", "toolset", "tools"), "", source)
-    version = doc["version"]
+    version = doc.get("version")
+    if version == 1 and not isinstance(version, bool):  # checked before its keys, which differ from ours
+        raise LockError(f"version 1 is not one this library reads (it reads version {LOCK_VERSION}): a version 1 "
+                        "lock has no digest of its own, so an edit to it cannot be told; review the tools and pin "
+                        "them again", source=source, field="version")
+    _check_keys(doc, ("version", "algorithm", "sha256", "tools"), "", source)
     if isinstance(version, bool) or version != LOCK_VERSION:
         shown = version if isinstance(version, (int, float)) and not isinstance(version, bool) else _json_type(version)
         raise LockError(f"version {shown} is not one this library reads (it reads version {LOCK_VERSION})",
@@ -303,7 +318,7 @@ def read_lock(lock: Any) -> dict[str, Any]:
         shown = repr(doc["algorithm"]) if isinstance(doc["algorithm"], str) else _json_type(doc["algorithm"])
         raise LockError(f"algorithm {shown} is not one this library reads (it reads {LOCK_ALGORITHM!r})",
                         source=source, field="algorithm")
-    toolset_digest = _check_digest(doc["toolset"], "toolset", source)
+    lock_digest = _check_digest(doc["sha256"], "sha256", source)
     if not isinstance(doc["tools"], Mapping):
         raise LockError(f"tools must be an object (tool name → entry), got {_json_type(doc['tools'])}",
                         source=source, field="tools")
@@ -320,10 +335,12 @@ def read_lock(lock: Any) -> dict[str, Any]:
         fields = {str(path): _check_digest(value, f"{where}.fields{_key(str(path))}", source)
                   for path, value in entry["fields"].items()}
         tools[str(name)] = {"sha256": digest, "fields": fields}
-    if _toolset_digest(entry["sha256"] for entry in tools.values()) != toolset_digest:
-        raise LockError("the toolset digest does not match the tools' digests: the lock was edited or is "
-                        "incomplete (pin the tools again)", source=source, field="toolset")
-    return {"version": LOCK_VERSION, "algorithm": LOCK_ALGORITHM, "toolset": toolset_digest, "tools": tools}
+    checked = {"version": LOCK_VERSION, "algorithm": LOCK_ALGORITHM, "tools": tools}
+    if _lock_digest(checked) != lock_digest:
+        raise LockError("tampered: the lock does not match its own digest (over its version, algorithm, tools and "
+                        "every field's digest): it was edited after it was pinned, or is incomplete; review the "
+                        "tools and pin them again", source=source, field="sha256")
+    return {"version": LOCK_VERSION, "algorithm": LOCK_ALGORITHM, "sha256": lock_digest, "tools": tools}
 
 
 # --- verifying --------------------------------------------------------------------------------
@@ -359,7 +376,7 @@ def verify_toolset(tools: Any, lock: Any) -> PinReport:
     """
     locked = read_lock(lock)
     current = pin_toolset(tools)
-    if current["toolset"] == locked["toolset"]:
+    if current["sha256"] == locked["sha256"]:
         return PinReport()
     old, new = locked["tools"], current["tools"]
     changed = tuple(ChangedTool(name, _changed_fields(old[name]["fields"], new[name]["fields"]))
@@ -378,9 +395,9 @@ def pin_command(tools_source: Any, *, kind: str = "auto") -> str:
     >>> from toolform_rules.samples import SAMPLE_TOOL_JSON
     >>> print(pin_command([SAMPLE_TOOL_JSON])[:60])
     {
-      "version": 1,
+      "version": 2,
       "algorithm": "sha256",
-      "toolset": "...
+      "sha256": "...
     """
     return json.dumps(pin_toolset(load_tools(tools_source, kind)), indent=2, ensure_ascii=False) + "\n"
 
