@@ -34,12 +34,14 @@ import attrs
 from .calls import ToolCall, as_call
 from .engine.verbs import NORMALISATION_PROFILES, normalize_call, require_validation_profile, validate_arguments
 from .errors import PolicyError, ToolformRulesError
+from .jsonvalues import loads_noting_duplicates, strict_json
 from .schema.export import SHAPES, tools_to_json
 from .schema.loaders import KINDS, load_tools
 from .engine.report import ValidationReport, format_path
 from .engine.rule_files import builtin_rules, load_rules
 from .engine.rules import BUCKETS, Rule, RuleSet
 from .samples import sample_tool, sample_toolset
+from .version import __version__
 from .schema.toolset import Toolset
 
 if TYPE_CHECKING:
@@ -78,7 +80,9 @@ def load_policy(source: Any, **options: Any) -> Policy:
 
 def read_calls(spec: str) -> tuple[list[Any], bool]:
     """The calls ``spec`` names and whether it held a list: ``-`` is stdin, text starting
-    with ``{`` or ``[`` is JSON, anything else a path to a file holding JSON.
+    with ``{`` or ``[`` is JSON, anything else a path to a file holding JSON.  A key written
+    twice in one object is read as JSON readers do (the last value) and named in a warning:
+    a reader that takes the first sees another call.
 
     >>> read_calls('{"name": "f", "arguments": {}}')
     ([{'name': 'f', 'arguments': {}}], False)
@@ -88,21 +92,18 @@ def read_calls(spec: str) -> tuple[list[Any], bool]:
     elif spec.lstrip().startswith(("{", "[")):
         text, source = spec, "CALL"
     else:
-        path = Path(spec)
-        if not path.is_file():
-            what = "a directory, not a file" if path.is_dir() else "no such file"
-            raise UsageError(f"{spec}: {what} (CALL is JSON text, a file holding JSON, or - for stdin)")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise UsageError(f"{spec} is not UTF-8 text (byte {err.start})") from None
-        source = spec
+        text, source = read_file(spec, "CALL is JSON text, a file holding JSON, or - for stdin"), spec
     try:
-        doc = json.loads(text)
+        doc, repeated = loads_noting_duplicates(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"{source} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
     except RecursionError:
         raise UsageError(f"{source} is JSON nested too deeply to read") from None
+    except ValueError as err:  # an integer longer than Python reads (4,300 digits by default)
+        raise UsageError(f"{source} holds a number too long to read: {str(err).split(':')[0]}") from None
+    for path, key in repeated:
+        print(f"{PROG}: warning: {source}: key {key!r} written twice in {path or 'the top object'}: "
+              f"the last value is used (a reader that takes the first sees another call)", file=sys.stderr)
     calls = doc if isinstance(doc, list) else [doc]
     for index, call in enumerate(calls):
         if not isinstance(call, dict):
@@ -110,6 +111,19 @@ def read_calls(spec: str) -> tuple[list[Any], bool]:
             raise UsageError(f"{where} is not a call: expected an object with \"name\" and \"arguments\", "
                              f"got {type(call).__name__}")
     return calls, isinstance(doc, list)
+
+
+def read_file(spec: str, what: str) -> str:
+    """The UTF-8 text of the file ``spec`` names; a usage error saying why not (``what``: what the argument may be)."""
+    if not spec:
+        raise UsageError(f"an empty path ({what})")
+    path = Path(spec)
+    if not path.is_file():
+        raise UsageError(f"{spec}: {'is a directory, not a file' if path.is_dir() else 'no such file'} ({what})")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{spec} is not UTF-8 text (byte {err.start})") from None
 
 
 # --- rendering reports ------------------------------------------------------------------------
@@ -138,7 +152,7 @@ def render_report(name: Any, report: ValidationReport, *, profile: str, tools: T
       rules that fired:
         study.minimum  at value  rules/study.yaml:...
     """
-    shown = name if isinstance(name, str) else json.dumps(name)
+    shown = name if isinstance(name, str) else strict_json(name)
     tool = tools.get(name) if tools is not None else None
     if tool is not None and tool.name != name:
         shown = f"{shown} -> {tool.name}"
@@ -196,7 +210,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                    for call in calls]
     if args.json:
         docs = [r.to_json() for r in reports]
-        print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
+        print(_json(docs if many else docs[0]))
     else:
         blocks = []
         for index, (call, report) in enumerate(zip(calls, reports)):
@@ -215,9 +229,11 @@ def read_text(spec: str | None) -> str:
     """A reply's text: from a file, or stdin for ``-`` (or nothing)."""
     if spec in (None, "-"):
         return sys.stdin.read()
+    if not spec:
+        raise UsageError("an empty path (FILE is a file holding the reply, or - for stdin)")
     path = Path(spec)
     if not path.is_file():
-        raise UsageError(f"no such file: {spec}")
+        raise UsageError(f"{spec}: {'is a directory, not a file' if path.is_dir() else 'no such file'}")
     return path.read_text(encoding="utf-8", errors="replace")
 
 
@@ -283,7 +299,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     reply = parse_reply(read_text(args.file), tools, args.protocol, rule=args.rule,
                         lenient_fallback=args.lenient, profile=args.profile, rules=ruleset,
                         policy=_policy(args, tools))
-    print(json.dumps(reply.to_dict(), indent=2, ensure_ascii=False) if args.json else render_reply(reply))
+    print(_json(reply.to_dict()) if args.json else render_reply(reply))
     return EXIT_VALID if reply.ok else EXIT_INVALID
 
 
@@ -295,9 +311,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         policy = load_policy(args.policy, tools=tools)
     except PolicyError as err:
         if args.json:
-            print(json.dumps({"ok": False, "problems": [
+            print(_json({"ok": False, "problems": [
                 {"source": p.source, "line": p.line, "column": p.column, "field": p.field, "message": p.message}
-                for p in err.problems]}, indent=2, ensure_ascii=False))
+                for p in err.problems]}))
         else:
             print(err, file=sys.stderr)
         return EXIT_INVALID
@@ -305,7 +321,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                "files": [f.path for f in policy.files], "constraints": len(policy.constraints),
                "lists": len(policy.lists), "tests": len(policy.tests), "checked_against_tools": tools is not None}
     if args.json:
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        print(_json(summary))
     else:
         against = f", checked against {_plural(len(tools.tools), 'tool')}" if tools is not None else \
             " (no --tools: arguments and kinds not checked)"
@@ -319,7 +335,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     from .policy.testing import run_tests
 
     run = run_tests(args.paths, tools=load_tools(args.tools, kind=args.kind) if args.tools else None)
-    print(json.dumps(run.to_dict(), indent=2, ensure_ascii=False) if args.json else run.render())
+    print(_json(run.to_dict()) if args.json else run.render())
     if not run.results and not run.errors:
         print(f"{PROG}: no policy tests found", file=sys.stderr)
         return EXIT_INVALID
@@ -336,7 +352,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     explanations = [explain(call, policy, tools) for call in calls]
     if args.json:
         docs = [e.to_dict() for e in explanations]
-        print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
+        print(_json(docs if many else docs[0]))
     else:
         print("\n\n".join(e.render() for e in explanations))
     return EXIT_VALID
@@ -459,7 +475,12 @@ DEMO_SLOPPY = {"name": "legal_draft_v3",
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return strict_json(value, ensure_ascii=False)
+
+
+def _json(value: Any) -> str:
+    """What ``--json`` prints: strict JSON (no NaN, lone surrogates escaped), indented."""
+    return strict_json(value, indent=2, ensure_ascii=False)
 
 
 def _indent(text: str, prefix: str) -> str:
@@ -628,7 +649,7 @@ def _options_set(rule: Rule) -> dict[str, Any]:
 
 def _md_value(value: Any) -> str:
     """A YAML value as JSON text (a tuple as a list)."""
-    return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
+    return strict_json(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
 
 
 def _md_cell(text: str) -> str:
@@ -791,7 +812,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     loop = CallLoop(client, tools, protocol=args.protocol, native=args.native, on_invalid=args.on_invalid,
                     max_steps=args.max_steps, policy=policy)
     result = loop.run(args.request)
-    print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) if args.json else render_loop(result))
+    print(_json(result.to_dict()) if args.json else render_loop(result))
     return EXIT_VALID if result.stopped == "no_call" else EXIT_INVALID
 
 
@@ -823,15 +844,15 @@ def cmd_guard(args: argparse.Namespace) -> int:
     report = scan_toolset(toolset, strictness=args.strictness)
     if args.clean:
         cleaned, _ = clean_toolset(report, toolset, action=args.action)
-        Path(args.clean).write_text(json.dumps(cleaned.to_mcp(), indent=2, ensure_ascii=False) + "\n",
+        Path(args.clean).write_text(_json(cleaned.to_mcp()) + "\n",
                                     encoding="utf-8")
     if args.sarif:
         from .guard.sarif import to_sarif
 
         source = args.source if isinstance(args.source, str) and Path(args.source).is_file() else None
-        print(json.dumps(to_sarif(report, source=source), indent=2, ensure_ascii=False))
+        print(_json(to_sarif(report, source=source)))
     elif args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        print(_json(report.to_dict()))
     else:
         print(render_guard(report))
     return EXIT_INVALID if report.findings else EXIT_VALID
@@ -868,7 +889,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     toolset = load_tools(args.source, kind=args.kind)
     for warning in toolset.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    print(json.dumps(tools_to_json(toolset.tools, args.to), indent=2, ensure_ascii=False))
+    print(_json(tools_to_json(toolset.tools, args.to)))
     return EXIT_VALID
 
 
@@ -877,6 +898,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``toolform-rules``."""
     parser = _Parser(prog=PROG, description="Decide whether a language model's tool call fits its tool.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     validate = commands.add_parser(
@@ -1050,14 +1072,52 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _policy_failure(err: PolicyError) -> str:
+    """A policy that cannot be used, in one line: its first problem, and how to see them all."""
+    first, more = err.problems[0] if err.problems else err, len(err.problems) - 1
+    if more <= 0:
+        return str(first)
+    shown = f" {first.source}" if first.source and not first.source.startswith("<") else " POLICY"
+    return f"{first} (and {_plural(more, 'more problem')}: {PROG} check{shown} lists them all)"
+
+
+def _escaping(stream: Any) -> None:
+    """Text that is not Unicode (a lone surrogate in a reply or a file name) printed as its escape, not a crash."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    0: every call valid; 1: a call invalid (or a policy with problems, for ``check``); 2: the
+    command could not decide, with exactly one line on stderr saying why.
+    """
+    _escaping(sys.stdout)
+    _escaping(sys.stderr)
+    try:
+        return _run(argv)
+    except BrokenPipeError:  # the reader went away (| head): quiet, as Unix tools are
+        _quiet_stdout()
+        return EXIT_VALID
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of a closed pipe says nothing."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (a test's captured stdout): nothing to flush
+        pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except UsageError as err:
         return _fail(f"{err} (see {PROG} --help)")
-    except SystemExit as done:  # --help
+    except SystemExit as done:  # --help, --version
         return done.code if isinstance(done.code, int) else EXIT_VALID
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
     if run is None:
@@ -1067,16 +1127,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except UsageError as err:
         return _fail(str(err))
-    except PolicyError as err:  # every problem, each with its caret: more than one line is the point
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+    except PolicyError as err:
+        return _fail(_policy_failure(err))
     except ToolformRulesError as err:
         return _fail(str(err))
     except json.JSONDecodeError as err:
         return _fail(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})")
     except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise
         where = f"{err.filename}: " if err.filename else ""
         return _fail(f"{where}{err.strerror or err}")
+    except RecursionError:
+        return _fail("the input is nested too deeply to read")
+    except MemoryError:
+        return _fail("the input needs more memory than this machine has")
+    except KeyboardInterrupt:
+        return _fail("interrupted")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ JSON type: :func:`is_json_type` says so, :func:`not_json_reason` says why, and
 
 from __future__ import annotations
 
+import collections
+import json
 import math
+import re
 from typing import Any, Iterator
 
 NoneType = type(None)
@@ -188,3 +191,85 @@ def _walk(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], 
             yield from _walk(item, (*path, index))
     else:
         yield path, value
+
+
+#: a UTF-16 surrogate standing alone in text (a pair would have been one code point)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def strict_json(value: Any, **options: Any) -> str:
+    """``value`` as strict JSON text (RFC 8259) that encodes to UTF-8: what every writer of results,
+    records and command output here writes.  ``options`` go to :func:`json.dumps`.
+
+    What is no JSON value is written as text that says what it was: a NaN or an infinity as
+    its name in a string, an integer too long for Python to write as a string naming its size;
+    a lone surrogate in a string (or key) as its ``\\u`` escape, so the text stays valid UTF-8.
+
+    >>> strict_json({"x": float("nan"), "y": [float("-inf"), 1.5], "z": "a\\ud800"})
+    '{"x": "NaN", "y": ["-Infinity", 1.5], "z": "a\\\\ud800"}'
+    >>> strict_json({"k": "Zürich"}, ensure_ascii=False)
+    '{"k": "Zürich"}'
+    """
+    try:
+        text = json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # a NaN, an infinity, or an integer past Python's digit limit, somewhere inside
+        text = json.dumps(_as_json(value), allow_nan=False, **options)
+    return text if text.isascii() else _SURROGATE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` with every non-finite float and every unwritable integer replaced by a string naming it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            str(value)
+        except ValueError:  # longer than Python writes (sys.set_int_max_str_digits)
+            return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+        return value
+    if isinstance(value, dict):
+        return {key: _as_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_json(item) for item in value]
+    return value
+
+
+def loads_noting_duplicates(text: str) -> tuple[Any, list[tuple[str, str]]]:
+    """``json.loads(text)``, and each key written twice in one object with the path of that object
+    (``""`` for the top one).  The value is what JSON readers make of it: the last one wins.
+
+    >>> loads_noting_duplicates('{"name": "f", "arguments": {"v": 5, "v": -1}}')
+    ({'name': 'f', 'arguments': {'v': -1}}, [('arguments', 'v')])
+    """
+    repeated: dict[int, list[str]] = {}
+
+    def noting(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        made = dict(pairs)
+        if len(made) < len(pairs):
+            repeated[id(made)] = [k for k, n in collections.Counter(k for k, _ in pairs).items() if n > 1]
+        return made
+
+    doc = json.loads(text, object_pairs_hook=noting)
+    if not repeated:
+        return doc, []
+    found = []
+    for path, item in _containers(doc, ""):
+        for key in repeated.get(id(item), ()):
+            found.append((path, key))
+    return doc, found
+
+
+def _containers(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every object and array inside ``value`` (itself included) with its path (``a.b[0]``)."""
+    if isinstance(value, dict):
+        yield path, value
+        for key, item in value.items():
+            yield from _containers(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        yield path, value
+        for index, item in enumerate(value):
+            yield from _containers(item, f"{path}[{index}]")

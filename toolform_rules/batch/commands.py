@@ -18,10 +18,12 @@ import json
 import lzma
 import os
 import sys
+import tempfile
 import time
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, Callable, Iterator
 
 from ..errors import BatchError
+from ..jsonvalues import strict_json
 from ..limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:  # the jobs (the engine, the protocols) are imported when a batch runs, not with the CLI
@@ -64,7 +66,12 @@ def open_input(path: str) -> Iterator[BinaryIO]:
 
 @contextlib.contextmanager
 def open_output(path: str | None) -> Iterator[IO[str] | None]:
-    """Where the results go: a path (compressed by its suffix), ``-`` for stdout, an fsspec URL, or nowhere."""
+    """Where the results go: a path (compressed by its suffix), ``-`` for stdout, an fsspec URL, or nowhere.
+
+    A path is written whole or not at all: into a temporary file beside it, renamed to the
+    path when the run ends well, removed when it does not (an error, Ctrl-C), so a file at
+    the path is never a truncated one that looks finished.
+    """
     if path is None:
         yield None
     elif path == "-":
@@ -74,8 +81,26 @@ def open_output(path: str | None) -> Iterator[IO[str] | None]:
             yield handle
     else:
         opener: Callable[..., Any] = _COMPRESSED.get(os.path.splitext(path)[1], open)
-        with opener(path, "wt", encoding="utf-8") as handle:
-            yield handle
+        folder, name = os.path.split(os.path.abspath(path))
+        descriptor, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+        os.close(descriptor)
+        try:
+            with opener(partial, "wt", encoding="utf-8") as handle:
+                yield handle
+            os.replace(partial, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(partial)
+
+
+def refuse_output_over_input(source: str, out: str | None) -> None:
+    """A :class:`BatchError` when ``out`` is the file ``source`` (by name, through a link, a hard
+    link): writing the results would destroy the input before it is read."""
+    if out in (None, "-") or source == "-" or _is_url(source) or _is_url(out) or not os.path.exists(out):
+        return
+    if os.path.exists(source) and os.path.samefile(source, out):
+        raise BatchError(f"--out {out} is the input file {source}: the results would overwrite what they are read "
+                         f"from; write them to another file")
 
 
 def _progress(enabled: bool) -> Any:
@@ -151,6 +176,8 @@ def _check_engine(args: argparse.Namespace) -> None:
         raise BatchError("an --out pattern (with *) writes one file per block: --engine dask")
     if args.engine == "dask" and args.input == "-":
         raise BatchError("--engine dask reads a file or URL, not stdin")
+    for out in (args.out, args.summary):
+        refuse_output_over_input(args.input, out)
 
 
 def run(job: GradeJob | ReplayJob, args: argparse.Namespace, on_chunk: Callable[[ChunkResult], None]) -> Tally:
@@ -159,9 +186,12 @@ def run(job: GradeJob | ReplayJob, args: argparse.Namespace, on_chunk: Callable[
 
     bar = _progress(not args.quiet)
     errors: list[str] = []
+    written = 0
 
     def chunk_done(result: ChunkResult) -> None:
+        nonlocal written
         errors.extend(result.errors[:max(0, _SHOWN_ERRORS - len(errors))])
+        written += result.records
         on_chunk(result)
         if bar is not None:
             bar.update(result.records)
@@ -189,6 +219,8 @@ def run(job: GradeJob | ReplayJob, args: argparse.Namespace, on_chunk: Callable[
     more = tally.get("records", "errors") - len(errors)
     if more > 0:
         print(f"toolform-rules: {args.input}: and {more:,} more error records", file=sys.stderr)
+    if args.out is not None:
+        tally.add("records", "written", written)
     return tally
 
 
@@ -240,13 +272,16 @@ def render_grade_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _finish(args: argparse.Namespace, summary: dict[str, Any], text: str, started: float) -> int:
+def _finish(args: argparse.Namespace, tally: Tally, summary: dict[str, Any], text: str, started: float) -> int:
     summary["engine"], summary["workers"] = args.engine, args.workers
     summary["seconds"] = round(time.perf_counter() - started, 3)
+    if args.out is not None:
+        summary["written"] = tally.get("records", "written")
+        text += f"\n{summary['written']:,} result{'s' * (summary['written'] != 1)} written to {args.out}"
     if args.summary:
-        with open(args.summary, "w", encoding="utf-8") as handle:
-            json.dump(summary, handle, indent=2)
-            handle.write("\n")
+        with open_output(args.summary) as handle:
+            assert handle is not None
+            handle.write(strict_json(summary, indent=2) + "\n")
     print(text, file=sys.stderr if args.out == "-" else sys.stdout)
     return EXIT_DONE if summary["errors"] == 0 else EXIT_INPUT
 
@@ -264,7 +299,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     job = GradeJob(sources, args.protocol, args.rule, _check_policy(args.policy, tools))
     tally = run(job, args, lambda result: None)
     summary = grade_summary(tally)
-    return _finish(args, summary, render_grade_summary(summary), started)
+    return _finish(args, tally, summary, render_grade_summary(summary), started)
 
 
 # --- replay ------------------------------------------------------------------------------------
@@ -304,7 +339,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     tally = run(job, args, report)
     summary = replay_summary(tally)
-    return _finish(args, summary, render_replay_summary(summary), started)
+    return _finish(args, tally, summary, render_replay_summary(summary), started)
 
 
 # --- the command line --------------------------------------------------------------------------

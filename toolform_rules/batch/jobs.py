@@ -23,6 +23,7 @@ from ..engine.rule_files import load_rules
 from ..engine.rules import RuleSet
 from ..engine.verbs import validate_arguments
 from ..errors import ToolformRulesError
+from ..jsonvalues import strict_json
 from ..limits import DEFAULT_LIMITS, Limits
 from ..replies import ParsedCall, ParsedReply, parse_reply
 from ..schema.loaders import load_tools
@@ -227,7 +228,7 @@ class ChunkResult:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return strict_json(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _record(line: Line) -> dict[str, Any]:
