@@ -115,15 +115,21 @@ def read_calls(spec: str) -> tuple[list[Any], bool]:
 
 def read_file(spec: str, what: str) -> str:
     """The UTF-8 text of the file ``spec`` names; a usage error saying why not (``what``: what the argument may be)."""
+    path = _require_file(spec, what)
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{spec} is not UTF-8 text (byte {err.start})") from None
+
+
+def _require_file(spec: str, what: str) -> Path:
+    """The path of the file ``spec`` names; a usage error when it names none (``what``: what the argument may be)."""
     if not spec:
         raise UsageError(f"an empty path ({what})")
     path = Path(spec)
     if not path.is_file():
         raise UsageError(f"{spec}: {'is a directory, not a file' if path.is_dir() else 'no such file'} ({what})")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise UsageError(f"{spec} is not UTF-8 text (byte {err.start})") from None
+    return path
 
 
 # --- rendering reports ------------------------------------------------------------------------
@@ -229,11 +235,7 @@ def read_text(spec: str | None) -> str:
     """A reply's text: from a file, or stdin for ``-`` (or nothing)."""
     if spec in (None, "-"):
         return sys.stdin.read()
-    if not spec:
-        raise UsageError("an empty path (FILE is a file holding the reply, or - for stdin)")
-    path = Path(spec)
-    if not path.is_file():
-        raise UsageError(f"{spec}: {'is a directory, not a file' if path.is_dir() else 'no such file'}")
+    path = _require_file(spec, "FILE is a file holding the reply, or - for stdin")
     return path.read_text(encoding="utf-8", errors="replace")
 
 
@@ -307,6 +309,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     tools = load_tools(args.tools, kind=args.kind) if args.tools else None
+    _require_file(args.policy, "POLICY is a policy file")  # (no file: nothing to lint, not a policy with problems)
     try:
         policy = load_policy(args.policy, tools=tools)
     except PolicyError as err:

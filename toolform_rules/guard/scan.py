@@ -11,11 +11,11 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-import json
 from typing import Any, Iterator
 
 import attrs
 
+from ..jsonvalues import strict_json
 from ..schema.ir import ABSENT, Schema, Tool
 from .checks import CHECKS, PATTERN_CHECKS, GuardLimits, ScanContext
 from .normalise import INVISIBLE_CLASS, NormalisedText, normalise
@@ -382,4 +382,4 @@ def scan_toolset(tools: Any, strictness: str = "standard", *, rules: tuple[Compi
 
 def report_json(report: GuardReport) -> str:
     """The report as indented JSON text."""
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+    return strict_json(report.to_dict(), indent=2, ensure_ascii=False)
