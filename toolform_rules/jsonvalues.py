@@ -213,7 +213,7 @@ def strict_json(value: Any, **options: Any) -> str:
     try:
         text = json.dumps(value, allow_nan=False, **options)
     except ValueError:  # a NaN, an infinity, or an integer past Python's digit limit, somewhere inside
-        text = json.dumps(_as_json(value), allow_nan=False, **options)
+        text = json.dumps(as_writable(value), allow_nan=False, **options)
     return text if text.isascii() else _SURROGATE.sub(_escaped, text)
 
 
@@ -221,8 +221,13 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def _as_json(value: Any) -> Any:
-    """``value`` with every non-finite float and every unwritable integer replaced by a string naming it."""
+def as_writable(value: Any) -> Any:
+    """``value`` with every non-finite float and every integer too long for Python to write as text
+    (``sys.set_int_max_str_digits``) replaced by a string naming it.
+
+    >>> as_writable([float("inf"), 10 ** 5000, "x"])
+    ['Infinity', '<an integer of about 5,000 digits>', 'x']
+    """
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, int) and not isinstance(value, bool):
@@ -232,9 +237,9 @@ def _as_json(value: Any) -> Any:
             return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
         return value
     if isinstance(value, dict):
-        return {key: _as_json(item) for key, item in value.items()}
+        return {key: as_writable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_as_json(item) for item in value]
+        return [as_writable(item) for item in value]
     return value
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
+from ..jsonvalues import as_writable
+
 from ..limits import Limits
 from ..schema.ir import Schema, Tool
 from .report import Finding, located, message_formatter
@@ -182,7 +184,11 @@ def _reporter_of_one(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) 
             flat: tuple = (text,)
         else:
             flat, text = located(path)
-        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, a)), source, "error", None)))
+        try:
+            message = fill((text, a))
+        except ValueError:  # an integer longer than Python writes as text: named by its size
+            message = fill(tuple(as_writable((text, a))))
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, message, source, "error", None)))
         return True
 
     return report
@@ -197,7 +203,11 @@ def _reporter_of_two(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) 
             flat: tuple = (text,)
         else:
             flat, text = located(path)
-        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, a, b)), source, "error", None)))
+        try:
+            message = fill((text, a, b))
+        except ValueError:  # an integer longer than Python writes as text: named by its size
+            message = fill(tuple(as_writable((text, a, b))))
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, message, source, "error", None)))
         return True
 
     return report
@@ -212,7 +222,11 @@ def _reporter_of_three(stamp: tuple[str, str, str], fill: Callable[[tuple], str]
             flat: tuple = (text,)
         else:
             flat, text = located(path)
-        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, a, b, c)), source, "error", None)))
+        try:
+            message = fill((text, a, b, c))
+        except ValueError:  # an integer longer than Python writes as text: named by its size
+            message = fill(tuple(as_writable((text, a, b, c))))
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, message, source, "error", None)))
         return True
 
     return report
@@ -223,7 +237,11 @@ def _reporter_of_any(stamp: tuple[str, str, str], fill: Callable[[tuple], str]) 
 
     def report(out: list, path: Path, *values: Any) -> bool:
         flat, text = located(path)
-        out.append(_new_finding(Finding, (rule_id, bucket, flat, fill((text, *values)), source, "error", None)))
+        try:
+            message = fill((text, *values))
+        except ValueError:  # an integer longer than Python writes as text: named by its size
+            message = fill(tuple(as_writable((text, *values))))
+        out.append(_new_finding(Finding, (rule_id, bucket, flat, message, source, "error", None)))
         return True
 
     return report
