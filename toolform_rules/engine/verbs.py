@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from ..calls import ToolCall, arguments_of, as_call
 from .compiler import Compiler, Program, compile_tool
 from .context import Check, Transform
-from ..errors import LimitExceeded, UnknownProfileError
+from ..errors import LimitExceeded, LoaderError, UnknownProfileError
 from ..schema.ir import Tool
 from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.loaders import load_tools, read_schema
+from ..schema.patterns import bad_patterns
 from .normalisation_ops import canonical_value
 from .report import Finding, ValidationReport
 from .rule_files import builtin_rules
@@ -96,9 +97,38 @@ def program_for(tool: Tool, profile: str, limits: Limits = DEFAULT_LIMITS, rules
     program = tool.programs.get(key)
     if program is None:
         _validation_profile(profile, rules)
-        program = compile_tool(tool, _profile(profile, rules), limits, rules)
+        profile_rules = _profile(profile, rules)
+        _refuse_bad_patterns(tool, profile, profile_rules)
+        program = compile_tool(tool, profile_rules, limits, rules)
         tool.programs[key] = program
     return program
+
+
+def _refuse_bad_patterns(tool: Tool, profile: str, rules: tuple[Rule, ...]) -> None:
+    """Refuse ``tool`` under a profile that reads patterns as JSON Schema does (a rule with ``ecma_regex``)
+    when one of its patterns is no ECMA-262 regular expression.
+
+    JSON Schema makes such a schema invalid (python-jsonschema raises ``SchemaError``), so a
+    verdict on a call would rest on a check that cannot run.  The other profiles skip the
+    pattern, as the study's rule says (the loader has warned of it).  Checked before the
+    tool compiles: nothing half-compiled is left behind.
+
+    >>> from toolform_rules import load_tools
+    >>> tools = load_tools({"name": "f", "parameters": {"type": "object", "properties": {
+    ...     "x": {"type": "string", "pattern": "(unclosed"}}}})
+    >>> validate_arguments({"name": "f", "arguments": {"x": "a"}}, tools).ok  # sdk: skipped
+    True
+    >>> validate_arguments({"name": "f", "arguments": {"x": "a"}}, tools, profile="jsonschema")
+    Traceback (most recent call last):
+    ...
+    toolform_rules.errors.LoaderError: <object> $: tool 'f' at #/properties/x/pattern: the pattern '(unclosed' is ...
+    """
+    if not any(rule.options.get("ecma_regex") for rule in rules):
+        return
+    for pointer, source, error in bad_patterns(tool, ecma=True):
+        raise LoaderError(f"the pattern {source!r} is no ECMA-262 regular expression ({error}): under the "
+                          f"{profile} profile, as in JSON Schema, the schema is invalid", source=tool.source,
+                          tool=tool.name, path=pointer)
 
 
 def normaliser_for(tool: Tool, strictness: str, limits: Limits = DEFAULT_LIMITS,
@@ -257,7 +287,9 @@ COMPILED_SCHEMAS = CompiledSchemas()
 def _compile_schema(schema: Any, profile: str, rules: RuleSet | None, limits: Limits) -> tuple[Check, Transform | None]:
     root, definitions, _ = read_schema(schema, limits=limits)
     tool = Tool(name="<instance>", parameters=root, definitions=definitions)
-    compiler = Compiler(_profile(profile, rules), tool, limits, rules)
+    profile_rules = _profile(profile, rules)
+    _refuse_bad_patterns(tool, profile, profile_rules)
+    compiler = Compiler(profile_rules, tool, limits, rules)
     check = compiler.compile_node(root, root=True)
     return check, compiler.normaliser_of(root, root=True) if compiler.normalise_rules else None
 

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import LoaderError
 from .ir import COUNT_KEYWORDS, JSON_TYPES, LIST_KEYWORDS, NUMBER_KEYWORDS, SUBSCHEMA_KEYWORDS, Property, Schema, Tool
 from ..limits import DEFAULT_LIMITS, Limits
+from .patterns import pattern_error
 from .toolset import Toolset
 
 KINDS = ("auto", "openai", "anthropic", "mcp", "bfcl", "python", "typescript")
@@ -79,7 +80,7 @@ class _Reader:
                     raise self.fail(f"{key} must be a string, got {_json_type(raw[key])}", f"{path}.{key}")
                 fields[key] = raw[key]
         if "pattern" in fields:
-            fields["pattern"] = raw["pattern"]
+            self._check_pattern(fields["pattern"], f"{path}.pattern", "pattern", python_re=True)
         if "default" in raw:  # data, copied: the IR never shares a mutable value with the input
             fields["default"] = copy.deepcopy(raw["default"])
         for key, attr in NUMBER_KEYWORDS.items():
@@ -187,6 +188,9 @@ class _Reader:
             if not isinstance(pats, Mapping):
                 raise self.fail("patternProperties must be an object", f"{path}.patternProperties")
             self._string_keys(pats, f"{path}.patternProperties")
+            for name in pats:
+                self._check_pattern(name, f"{path}.patternProperties.{name}", "patternProperties key",
+                                    python_re=False)
             fields["pattern_properties"] = tuple(
                 (name, self.read(sub, f"{pointer}/patternProperties/{_escape(name)}",
                                  f"{path}.patternProperties.{name}", depth + 1))
@@ -197,6 +201,26 @@ class _Reader:
                     isinstance(v, list) and all(isinstance(x, str) for x in v) for v in deps.values()):
                 raise self.fail("dependentRequired must map names to arrays of names", f"{path}.dependentRequired")
             fields["dependent_required"] = tuple((k, tuple(v)) for k, v in deps.items())
+
+    def _check_pattern(self, source: str, path: str, what: str, *, python_re: bool) -> None:
+        """Warn of a pattern that does not compile, as Python reads it or as ECMA-262: the profiles that read it
+        so skip it, and it checks nothing, which nobody would notice unless told."""
+        python = pattern_error(source, ecma=False, python_re=python_re)
+        ecma = pattern_error(source, ecma=True)
+        if python is None and ecma is None:
+            return
+        # (the study profile reads no pattern, only patternProperties keys, to tell an undeclared argument)
+        readers = "the sdk profile skips it" if python_re else "the sdk and study profiles skip it"
+        where = f"tool {self.tool!r} at {self.where}{path}: the {what} {source!r} does not compile"
+        if python is not None and ecma is not None:
+            self.warnings.append(f"{where} ({python}): {readers}, so it checks nothing; the jsonschema profile, "
+                                 "which reads it as ECMA-262, refuses the tool")
+        elif python is not None:
+            self.warnings.append(f"{where} as Python reads it ({python}): {readers}, so it checks nothing "
+                                 "(the jsonschema profile reads it as ECMA-262, and it compiles so)")
+        else:
+            self.warnings.append(f"{where} as ECMA-262 ({ecma}): the jsonschema profile, which reads it so, "
+                                 "refuses the tool (as Python reads it, it compiles)")
 
     def _string_keys(self, mapping: Mapping[Any, Any], path: str) -> None:
         """Refuse a key that is not a string (JSON has none; a Python dict may)."""
