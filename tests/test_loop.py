@@ -308,3 +308,38 @@ def test_any_scripted_run_ends_well(kinds, on_invalid, max_steps, raises) -> Non
         assert result.error
     if result.stopped == "no_call":
         assert result.final_text or kinds[len(result.steps) - 1] == "garbled"
+
+
+NOT_JSON_REPLIES = {
+    "nan": '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": NaN, "term_months": 12}}',
+    "infinity": '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": Infinity, '
+                '"term_months": 12}}',
+    "surrogate": '{"name": "legal_draft_v3", "arguments": {"counterparty": "\\ud83d", "value": 1, "term_months": 12}}',
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(kinds=st.lists(st.sampled_from(sorted({**REPLY_KINDS, **NOT_JSON_REPLIES})), min_size=1, max_size=6),
+       on_invalid=st.sampled_from(["feedback", "stop", "execute"]), dry=st.booleans())
+def test_no_run_gives_an_executor_a_value_json_does_not_hold(kinds, on_invalid, dry) -> None:
+    """Whatever the model writes, in a dry run or not: an unknown tool or a value no JSON holds (NaN, Infinity, a
+    lone surrogate) never reaches an executor; a dry run stops only at a call that would run; the result and what
+    the model is sent are strict JSON in UTF-8."""
+    from toolform_rules.jsonvalues import first_not_json
+    from toolform_rules.loop import STOPPED
+
+    replies = [ConnectionError("refused") if k == "fails" else {**REPLY_KINDS, **NOT_JSON_REPLIES}[k] for k in kinds]
+    ran = []
+    model = StubClient(replies)
+    executors = {} if dry else {"legal_draft_v3": lambda **arguments: ran.append(arguments) or "ok"}
+    result = CallLoop(model, sample_toolset(), executors=executors, on_invalid=on_invalid).run("Draft.")
+    assert result.stopped in STOPPED
+    assert all(first_not_json(arguments) is None for arguments in ran)
+    if result.stopped == "error":  # the client failed, or the script ran out
+        assert len(result.steps) == len(kinds) or kinds[len(result.steps)] == "fails"
+    if result.stopped == "dry_run":
+        assert dry and kinds[len(result.steps) - 1] in ("valid", "invalid" if on_invalid == "execute" else "valid")
+    json.dumps(result.to_dict(), allow_nan=False).encode("utf-8")
+    for request in model.requests:
+        for message in request:
+            message["content"].encode("utf-8")

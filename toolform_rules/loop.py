@@ -10,10 +10,13 @@ call is set by ``on_invalid`` (the seed's three behaviours):
 * ``"execute"``: the loop runs the call anyway.
 
 An unknown tool counts as invalid, and so does a call a ``policy=`` refuses (its findings,
-rule ids in their messages, in the validation).  An executor that raises gives
-``{"ok": false, "error": "ValueError: ..."}`` and the loop goes on; a client that fails (an
-HTTP error, a timeout) ends the run with ``stopped="error"`` and the message.  Nothing a
-model, the network or an executor does escapes as an exception.
+rule ids in their messages, in the validation).  Every call is validated first, in a dry run
+(no executors) too, which ends only at a call that would run.  A value no JSON holds (a NaN,
+a lone surrogate) is invalid, and no executor is given one, even with ``"execute"``; what
+is sent back is strict JSON (a NaN named ``"NaN"``, a lone surrogate escaped).  An executor
+that raises gives ``{"ok": false, "error": "ValueError: ..."}`` and the loop goes on; a
+client that fails (an HTTP error, a timeout) ends the run with ``stopped="error"`` and the
+message.  Nothing a model, the network or an executor does escapes as an exception.
 
 Text protocols (``protocol="json_object"``, any of :func:`~toolform_rules.protocol_ids`,
 native formats included) put the tools and the protocol's instructions in the first
@@ -48,6 +51,7 @@ import attrs
 
 from .clients import ChatClient, ChatReply, Message, NativeCall, native_call_fields
 from .engine.rules import RuleSet
+from .jsonvalues import first_not_json, strict_json
 from .limits import DEFAULT_LIMITS, Limits
 from .native_calls import grade_native, native_reply
 from .replies import ParsedCall, ParsedReply, parse_reply
@@ -121,21 +125,25 @@ class LoopResult:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (results that are not JSON are written as their ``str``)."""
+        """JSON-ready: results that are not JSON are written as their ``str``, a NaN or an infinity a model
+        wrote as its name (``"NaN"``), so ``json.dumps(..., allow_nan=False)`` writes it; a lone surrogate a
+        model wrote stays as it was (``json.dumps`` escapes it)."""
         out = {"stopped": self.stopped, "steps": [s.to_dict() for s in self.steps],
                "calls": [c.to_dict() for c in self.calls], "final_text": self.final_text, "error": self.error}
-        return json.loads(json.dumps(out, default=str))
+        return json.loads(strict_json(out, default=str))
 
 
 @attrs.frozen
 class _Pending:
-    """A call to answer in this step: what was read, its executor (``None``: none runs), whether it is valid."""
+    """A call to answer in this step: what was read, its executor (``None``: none runs), whether it is valid,
+    and whether it would run given an executor (``runs``: a dry run ends at such a call)."""
 
     call: ParsedCall
     call_id: str
     executor: Callable[..., Any] | None
     arguments: dict[str, Any]
     valid: bool
+    runs: bool
 
 
 class CallLoop:
@@ -144,9 +152,11 @@ class CallLoop:
     ``client``: a :class:`~toolform_rules.clients.ChatClient` (``OpenAIChat``, ``AnthropicChat``,
     ``StubClient`` or yours).  ``tools``: anything :func:`~toolform_rules.load_tools` reads.
     ``executors``: tool name → function (default: the toolset's, for tools read from Python);
-    none at all makes a dry run, which stops after the first reply.  ``protocol``: the answer
-    protocol of a text run; ``native``: the provider's own tool calls instead.  ``rule``,
-    ``profile``, ``rules``, ``policy``: as for :func:`~toolform_rules.parse_reply`.
+    none at all makes a dry run, which stops at the first reply with a call that would run
+    (an invalid call, an unknown tool's too, is handled before as ``on_invalid`` says).
+    ``protocol``: the answer protocol of a text run; ``native``: the provider's own tool
+    calls instead.  ``rule``, ``profile``, ``rules``, ``policy``: as for
+    :func:`~toolform_rules.parse_reply`.
     ``decisions``: a :class:`~toolform_rules.policy.records.DecisionLog` that gets one
     record per call with its outcome.  ``system``: text put before the tools in the first
     message.  ``guard``: a strictness (``lenient``, ``standard``, ``strict``): the guard scans
@@ -234,7 +244,7 @@ class CallLoop:
         (and ``system``, if given): the tools go through the provider's tools parameter."""
         messages: list[Message] = []
         if self.protocol is not None:
-            listing = json.dumps([t["function"] for t in self.tools.to_openai()], ensure_ascii=False, indent=1)
+            listing = strict_json([t["function"] for t in self.tools.to_openai()], ensure_ascii=False, indent=1)
             instructions = self.protocol.instructions(self.tools)
             text = (f"{self.system}\n\n" if self.system else "") + (
                 f"You can use these tools (each with its parameters as JSON Schema):\n{listing}\n\n"
@@ -277,17 +287,19 @@ class _Session:
         if not found:
             self._step(())
             return self.result("no_call", final_text=parsed.content or reply.text)
+        # Every call is validated before anything is decided: an invalid call (an unknown tool too) is handled
+        # as on_invalid says, in a dry run as in any other; the dry run ends only at a call that would run.
         pending = [self._pending(call, call_id) for call, call_id in zip(found, ids)]
-        if not loop.executors:
-            for item in pending:
-                self._record(item, "valid" if item.valid else "refused")
-            self._step(())
-            return self.result("dry_run")
         if loop.on_invalid == "stop" and not all(item.valid for item in pending):
             for item in pending:
                 self._record(item, "refused" if not item.valid else "valid")
             self._step(())
             return self.result("invalid_call")
+        if not loop.executors and any(item.runs for item in pending):
+            for item in pending:
+                self._record(item, "valid" if item.valid else "refused")
+            self._step(())
+            return self.result("dry_run")
         self.pending = pending
         return pending
 
@@ -304,7 +316,7 @@ class _Session:
                 executed.append(outcome)
                 self._record(item, "executed" if outcome.ok else "failed", outcome)
                 line = {"ok": True, "result": outcome.result} if outcome.ok else {"ok": False, "error": outcome.error}
-            lines.append(json.dumps(line, ensure_ascii=False, default=str))
+            lines.append(strict_json(line, ensure_ascii=False, default=str))
         self.calls.extend(executed)
         self._step(tuple(executed), tuple(lines))
         self._send_back(lines)
@@ -333,10 +345,12 @@ class _Session:
         loop = self.loop
         tool = loop.tools.get(call.resolved_name) if call.resolved_name else None
         valid = call.accepted and call.valid and tool is not None
-        runs = tool is not None and (valid or loop.on_invalid == "execute")
+        # "execute" runs an invalid call, but never one holding a value no JSON holds (a NaN, a lone surrogate):
+        # no tool called over JSON could be given it
+        runs = tool is not None and (valid or loop.on_invalid == "execute" and first_not_json(call.arguments) is None)
         executor = _executor(loop.executors, tool.name) if runs and tool is not None else None
         arguments = schema_spelling(call.arguments, tool) if tool is not None else dict(call.arguments)
-        return _Pending(call, call_id, executor, arguments, valid)
+        return _Pending(call, call_id, executor, arguments, valid, runs)
 
     def _step(self, executed: tuple[Executed, ...], feedback: tuple[str, ...] = ()) -> None:
         reply, parsed = self.reply, self.parsed
