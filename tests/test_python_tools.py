@@ -604,3 +604,66 @@ def test_optional_float_and_set_read_alike_for_verdicts() -> None:
     assert ours == ref and ours["ok"]
     ours, ref = _both(f"{FIXTURES}/structured_tools.py", "tally", {"counts": {}, "seen": ["a", "a"], "pair": [1, "x"]})
     assert ours == ref and ours["ok"]
+
+
+# --- the examples run after a plain install ----------------------------------------------------------------
+
+
+def _imported_modules(source: str) -> set[str]:
+    """The top-level modules ``source`` imports (a doctest's ``>>>`` lines read as code)."""
+    import ast
+    import textwrap
+
+    lines = [line[4:] for line in source.splitlines() if line.startswith((">>> ", "... "))] or source.splitlines()
+    tree = ast.parse(textwrap.dedent("\n".join(lines)))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def _distribution_of(module: str) -> set[str]:
+    import importlib.metadata
+    import re
+
+    names = importlib.metadata.packages_distributions().get(module, [])
+    return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    import re
+
+    return {re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", r).group()).lower() for r in requirements}
+
+
+def test_the_documented_examples_import_only_what_the_install_they_name_brings() -> None:
+    """README and docs examples (and docs/examples/*.py, which they load) import the standard library, this
+    package and its core dependencies; a module of an extra only where the page names that extra
+    (``[openai]``).  ``load_tools("docs/examples/my_tools.py")`` after a plain ``pip install`` once failed on
+    ``annotated_types``, a dev dependency only."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    core = _requirement_names(project["dependencies"])
+    extras = {name: _requirement_names(reqs) for name, reqs in project["optional-dependencies"].items()
+              if name != "dev"}
+    pages = [HERE.parent / "README.md", *sorted((HERE.parent / "docs").glob("*.md"))]
+    sources = [(page, block, page.read_text(encoding="utf-8")) for page in pages
+               for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)]
+    sources += [(path, path.read_text(encoding="utf-8"), "") for path in sorted((HERE.parent / "docs" / "examples")
+                                                                                 .glob("*.py"))]
+    assert len(sources) > 50
+    for path, source, page in sources:
+        for module in _imported_modules(source):
+            if module in sys.stdlib_module_names or module == "toolform_rules":
+                continue
+            dists = _distribution_of(module)
+            assert dists, f"{path.name}: {module} is installed by nothing here"
+            if dists & core:
+                continue
+            named = [extra for extra, names in extras.items() if dists & names and f"[{extra}]" in page]
+            assert named, f"{path.name} imports {module}, which no core dependency (nor an extra the page names) brings"
