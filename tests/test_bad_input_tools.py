@@ -93,9 +93,6 @@ def test_ecma_named_groups_backreferences_and_control_escapes_are_no_schema_erro
     assert ecma_to_regex("[\\cA]") == "[\\x01]"
 
 
-@pytest.mark.xfail(strict=True, reason="the engine (validation_ops) compiles with its own copy of the ECMA "
-                   "translation, which lacks \\k<name>: it skips the pattern until it compiles with "
-                   "schema.patterns.compile_pattern")
 def test_an_ecma_backreference_is_checked_under_jsonschema() -> None:
     tools = load_tools(tool_with({"twice": {"type": "string", "pattern": "^(?<q>[ab])\\k<q>$"}}))
     assert not validate_arguments({"name": "lookup", "arguments": {"twice": "ab"}}, tools, profile="jsonschema").ok

@@ -33,6 +33,7 @@ from ..schema.ir import Schema
 from ..jsonvalues import (EXACT_TYPES, first_not_json, is_json_type, is_multiple_of, json_equal, not_json_reason,
                           shared_type)
 from ..schema.names import canonical_name
+from ..schema.patterns import compile_pattern, pattern_exceptions
 from .rules import Rule
 
 # --- options several operations read ---------------------------------------------------------
@@ -407,78 +408,6 @@ max_properties = _size("max_properties", (dict,), operator.gt)
 
 # --- strings ---------------------------------------------------------------------------------
 
-_ECMA_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_"}
-
-
-def _regex() -> Any:
-    """The ``regex`` engine, imported when the first pattern is compiled (it costs start-up ~11 ms)."""
-    import regex
-
-    return regex
-
-
-def _ecma_to_regex(source: str) -> str:
-    """An ECMA-262 pattern (what JSON Schema specifies) in the ``regex`` engine's syntax.
-
-    What differs cheaply is translated: ``$`` ends the input (Python's also matches before
-    a final newline), ``.`` excludes every line terminator, ``\\d`` and ``\\w`` are ASCII
-    and ``\\u{1F600}`` names a code point.  Unicode properties (``\\p{Letter}``) are
-    understood by the ``regex`` engine as they are.
-
-    >>> _ecma_to_regex(r"^\\d+.$"), _ecma_to_regex(r"[\\w$]\\u{1F600}")
-    ('^[0-9]+[^\\\\n\\\\r\\\\u2028\\\\u2029]\\\\Z', '[A-Za-z0-9_$]\\\\U0001f600')
-    """
-    out: list[str] = []
-    in_class = False
-    i = 0
-    while i < len(source):
-        char = source[i]
-        if char == "\\" and i + 1 < len(source):
-            escaped = source[i + 1]
-            end = source.find("}", i + 3) if source.startswith("u{", i + 1) else -1
-            if end != -1 and _is_hex(source[i + 3:end]) and int(source[i + 3:end], 16) <= 0x10FFFF:
-                out.append(f"\\U{int(source[i + 3:end], 16):08x}")
-                i = end + 1
-                continue
-            if escaped in _ECMA_CLASSES:
-                out.append(_ECMA_CLASSES[escaped] if in_class else f"[{_ECMA_CLASSES[escaped]}]")
-            elif escaped in "DW" and not in_class:
-                out.append(f"[^{_ECMA_CLASSES[escaped.lower()]}]")
-            else:
-                out.append(source[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-            out.append(char)
-        elif source.startswith("[]", i) or source.startswith("[^]", i):  # ECMA: match nothing, anything
-            out.append("(?!)" if source[i + 1] == "]" else "[\\s\\S]")
-            i += 1 if source[i + 1] == "]" else 2
-        elif char == "[":
-            in_class = True
-            out.append(char)
-            if source.startswith("^", i + 1):
-                out.append("^")
-                i += 1
-        elif char == "$":
-            out.append("\\Z")
-        elif char == ".":
-            out.append("[^\\n\\r\\u2028\\u2029]")
-        else:
-            out.append(char)
-        i += 1
-    return "".join(out)
-
-
-def _is_hex(text: str) -> bool:
-    return 0 < len(text) <= 6 and all(c in "0123456789abcdefABCDEF" for c in text)
-
-
-def _compile_pattern(source: str, rule: Rule) -> Any:
-    """``source`` compiled by the ``regex`` engine; read as ECMA-262 when the rule says ``ecma_regex``."""
-    return _regex().compile(_ecma_to_regex(source) if rule.options["ecma_regex"] else source)
-
-
 @operation("validate", message_fields=("value", "pattern"), options=(
     ECMA_REGEX,
     template("timeout_message", "the message when matching runs out of time (default: `message`)",
@@ -487,7 +416,9 @@ def _compile_pattern(source: str, rule: Rule) -> Any:
              ("value", "pattern", "timeout", "limit")),
 ))
 def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
-    """``pattern``: an unanchored search.  A pattern that does not compile is skipped.
+    """``pattern``: an unanchored search.  A pattern that does not compile is skipped (the
+    tools' loading announced it; a profile reading patterns as ECMA-262 refuses such a tool
+    before compiling it: see ``verbs``).
 
     Matching uses the ``regex`` engine with a timeout (``Limits.pattern_timeout``), so a
     hostile pattern and value cannot hang the caller: a match that runs out of time is
@@ -501,8 +432,8 @@ def pattern(rule: Rule, node: Schema, ctx: NodeContext) -> Check | None:
     try:
         if not rule.options["ecma_regex"]:
             re.compile(source)  # the study's rule: what Python cannot compile is skipped
-        compiled = _compile_pattern(source, rule)
-    except (re.error, _regex().error, RecursionError, OverflowError, ValueError):
+        compiled = compile_pattern(source, ecma=rule.options["ecma_regex"])
+    except pattern_exceptions():
         return None
     report = ctx.reporter(rule)
     timeout = ctx.limits.pattern_timeout
@@ -674,8 +605,8 @@ def additional_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check |
     patterns = []
     for source, _ in node.pattern_properties:
         try:
-            patterns.append(_compile_pattern(source, rule))
-        except _regex().error:
+            patterns.append(compile_pattern(source, ecma=rule.options["ecma_regex"]))
+        except pattern_exceptions():
             continue
     timeout = ctx.limits.pattern_timeout
     report = ctx.reporter(rule)
@@ -773,8 +704,8 @@ def pattern_properties(rule: Rule, node: Schema, ctx: NodeContext) -> Check | No
     compiled = []
     for source, schema in node.pattern_properties:
         try:
-            compiled.append((_compile_pattern(source, rule), ctx.compile(schema)))
-        except _regex().error:
+            compiled.append((compile_pattern(source, ecma=rule.options["ecma_regex"]), ctx.compile(schema)))
+        except pattern_exceptions():
             continue
     timeout = ctx.limits.pattern_timeout
 
