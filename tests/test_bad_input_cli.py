@@ -64,6 +64,8 @@ FILES: dict[str, bytes] = {
     "tools-ref-cycle.json": json.dumps({"name": "f", "parameters": {"type": "object", "properties": {
         "x": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}}}).encode(),
     "tools.yaml": b"- name: f\n",
+    "tools-nan-bound.json": b'[{"name": "f", "parameters": {"type": "object", "properties": {"x": {"maximum": NaN}}}}]',
+    "tools-huge-bound.json": b'[{"name": "f", "parameters": {"properties": {"x": {"maximum": 1e999}}}}]',
     "policy-nul.yaml": POLICY_OK.replace("100", "100\x00").encode(),
     "policy-bad-yaml.yaml": b"policy: p\nconstraints: [\n",
     "policy-bad-expr.yaml": POLICY_OK.replace("args.value <= 100", "args.value <=").encode(),
@@ -112,7 +114,7 @@ ROWS: list[tuple[str, list[str], str, int, str | None]] = [
     ("validate-unknown-profile", ["validate", "call.json", "--profile", "nope"], "", 2, "unknown validation profile"),
     ("validate-rules-missing", ["validate", "call.json", "--rules", "nope.yaml"], "", 2, "nope.yaml"),
     # --- validate: the tools ---
-    ("tools-dir", ["validate", "call.json", "--tools", "folder"], "", 2, "folder"),
+    ("tools-dir", ["validate", "call.json", "--tools", "folder"], "", 2, "folder: is a directory"),
     ("tools-missing", ["validate", "call.json", "--tools", "nope.json"], "", 2, "nope.json"),
     ("tools-bad-json", ["validate", "call.json", "--tools", "bad-tools.json"], "", 2, "bad-tools.json"),
     ("tools-not-tools", ["validate", "call.json", "--tools", "tools-not-tools.json"], "", 2, "tools-not-tools.json"),
@@ -120,6 +122,8 @@ ROWS: list[tuple[str, list[str], str, int, str | None]] = [
     ("tools-ref-cycle", ["validate", '{"name": "f", "arguments": {"x": 1}}', "--tools", "tools-ref-cycle.json"],
      "", 1, None),
     ("tools-yaml", ["validate", "call.json", "--tools", "tools.yaml"], "", 2, "tools.yaml"),
+    ("tools-nan-bound", ["validate", "call.json", "--tools", "tools-nan-bound.json"], "", 2, "maximum must be a finite number"),
+    ("tools-huge-bound", ["validate", "call.json", "--tools", "tools-huge-bound.json"], "", 2, "maximum must be a finite number"),
     ("tools-empty", ["validate", "call.json", "--tools", "empty.json"], "", 2, "empty.json"),
     ("tools-latin1", ["validate", "call.json", "--tools", "latin1.json"], "", 2, "latin1.json"),
     ("tools-deep", ["validate", "call.json", "--tools", "deep.json"], "", 2, "deep.json"),

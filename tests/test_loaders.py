@@ -645,7 +645,8 @@ def test_a_missing_file_and_a_directory(tmp_path):
         with pytest.raises(LoaderError) as info:
             load_tools(where)
         assert info.value.source == str(where)
-        assert str(info.value) == f"{where}: no such file (and not JSON text: JSON starts with '{{' or '[')"
+        why = "is a directory, not a file" if where == tmp_path else "no such file (and not JSON text: JSON starts with '{' or '[')"
+        assert str(info.value) == f"{where}: {why}"
 
 
 @pytest.mark.parametrize("name", ["x" * 5000, "nul\x00byte.json"])

@@ -600,7 +600,7 @@ def _read_text_file(path: Path, limits: Limits, missing: str = "no such file") -
     """A UTF-8 text file's contents, every failure (missing, too large, not UTF-8) a :class:`LoaderError`."""
     try:
         if not path.is_file():
-            raise LoaderError(missing, source=str(path))
+            raise LoaderError("is a directory, not a file" if path.is_dir() else missing, source=str(path))
         size = path.stat().st_size
         if size > limits.max_input_bytes:
             raise LoaderError(f"the file is {size} bytes, more than the {limits.max_input_bytes} allowed",
