@@ -228,3 +228,41 @@ def test_json_object_reads_every_object_of_a_reply_and_notes_it() -> None:
     ref = ref_parse_reply(text, ref_sample_toolset(), "json_object")
     assert [c.arguments["counterparty"] for c in ref.calls] == ["A"]
     assert _load  # the oracle module is the only way the reference is reached
+
+
+# --- values JSON cannot hold, and tools that cannot be used as written (issue 28) --------------
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_a_number_that_is_not_finite_is_a_type_error(bad: float) -> None:
+    """NaN and infinity are no JSON numbers: refused, never compared with a bound. The reference passes
+    them, and ``value: NaN`` or ``Infinity`` satisfies its ``minimum: 0``."""
+    call = {"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": bad, "term_months": 12}}
+    ours = validate_arguments(call, sample_toolset()).to_dict()
+    ref = ref_validate_arguments(call, ref_sample_toolset()).to_dict()
+    assert ours["type_errors"] == ["value: expected number, got float (not a finite number)"]
+    assert ref["ok"] is True
+
+
+def test_a_string_that_is_not_unicode_is_a_type_error() -> None:
+    """A lone surrogate (``"\\ud800"`` in JSON) is no Unicode text, so no executor may receive it; the
+    reference passes it as a string."""
+    call = {"name": "legal_draft_v3", "arguments": {"counterparty": "\ud800", "value": 1, "term_months": 12}}
+    ours = validate_arguments(call, sample_toolset()).to_dict()
+    ref = ref_validate_arguments(call, ref_sample_toolset()).to_dict()
+    assert ours["type_errors"] == ["counterparty: expected string, got str (not valid Unicode text)"]
+    assert ref["ok"] is True
+
+
+def test_a_pattern_that_does_not_compile_is_announced() -> None:
+    """The spec skips a pattern that cannot compile, and so do we under sdk — but the toolset says so
+    (a warning naming the tool and path), and the jsonschema profile refuses the tool. The reference
+    skips it in silence."""
+    tool = _tool({"x": {"type": "string", "pattern": "(unclosed"}})
+    ours = load_tools(tool)
+    assert any("(unclosed" in warning and "properties.x.pattern" in warning for warning in ours.warnings)
+    assert validate_arguments({"name": "f", "arguments": {"x": "y"}}, ours).ok
+    with pytest.raises(LoaderError):
+        validate_arguments({"name": "f", "arguments": {"x": "y"}}, ours, profile="jsonschema")
+    ref_tools = ref_load_tools(tool)
+    assert not getattr(ref_tools, "warnings", None)
+    assert ref_validate_arguments({"name": "f", "arguments": {"x": "y"}}, ref_tools).to_dict()["ok"] is True
