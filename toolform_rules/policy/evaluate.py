@@ -93,15 +93,6 @@ def _constant(node: Node, lists_known: bool = True) -> bool:
     return True
 
 
-def json_copy(value: Any) -> Any:
-    """A deep copy of a JSON value (lists and dicts), so that no caller shares a folded constant."""
-    if isinstance(value, list):
-        return [json_copy(v) for v in value]
-    if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
-    return value
-
-
 # --- the tree-walker ---------------------------------------------------------------------------
 
 class TreeWalker:
@@ -258,7 +249,8 @@ def compile_expression(expression: Expression, lists: dict[str, Any] | None = No
 
     ``lists``: the policy's lists, when known, so that ``x in lists.name`` is a set lookup and
     what reads only literals and lists is computed now — when that costs at most
-    ``fold_budget`` units (more is left to run time, under the evaluation's budget).
+    ``fold_budget`` units and gives a scalar (more, or a list or object, is left to run time,
+    under the evaluation's budget).
 
     >>> from .expression import read_expression
     >>> check = compile_expression(read_expression("args.amount <= 10000"))
@@ -304,6 +296,11 @@ class _Compiler:
             if err.kind == "budget":  # too costly to compute while loading: left to run time and its budget
                 return getattr(self, "_" + type(node).__name__.lower())(node)  # type: ignore[no-any-return]
             value, failure = None, err
+        if isinstance(value, (list, dict)):
+            # left to run time, as the tree-walker computes it: folded, every use would need a copy
+            # (else callers share one they could change) whose size no budget counts — made again
+            # for each item of a quantifier over a call's list
+            return getattr(self, "_" + type(node).__name__.lower())(node)  # type: ignore[no-any-return]
         units = self.fold_budget - scope.remaining
         if failure is not None:
             message, kind = str(failure), failure.kind
@@ -313,14 +310,6 @@ class _Compiler:
                     scope.charge(units)
                 raise EvaluationError(message, kind=kind)
             return fail
-        if isinstance(value, (list, dict)):
-            frozen = value
-
-            def copy(scope: Scope) -> Any:
-                if units:
-                    scope.charge(units)
-                return json_copy(frozen)
-            return copy
         if units:
             def charged(scope: Scope) -> Any:
                 scope.charge(units)

@@ -31,20 +31,46 @@ class Step:
         return f"error: {self.error}" if self.error is not None else _json(self.value)
 
     def to_dict(self) -> dict[str, Any]:
+        """The step as JSON: its ``value``, or (past :data:`LONGEST_VALUE` characters) its ``shortened`` text."""
         out: dict[str, Any] = {"text": self.text}
         if self.error is not None:
             out["error"] = self.error
+            return out
+        text, cut = _encoded(self.value, LONGEST_VALUE)
+        if cut:
+            out["shortened"] = text
         else:
             out["value"] = self.value
         return out
 
 
-def _json(value: Any) -> str:
+#: The most characters of one value an explanation writes: every step may show the same large
+#: argument (``args.rows`` a thousand times in one expression), and each would be written whole.
+LONGEST_VALUE = 10_000
+
+
+def _json(value: Any, limit: int = 120) -> str:
+    return _encoded(value, limit)[0]
+
+
+def _encoded(value: Any, limit: int) -> tuple[str, bool]:
+    """A value as JSON cut at ``limit`` characters, and whether it was cut; only what is shown is
+    encoded, however large the value."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]  # a string is one piece of the encoder's: cut it first
+    pieces: list[str] = []
+    length = 0
     try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = describe(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+        # the pure-Python encoder yields piece by piece: stop once the text is long enough
+        for piece in json.JSONEncoder(ensure_ascii=False).iterencode(value):
+            pieces.append(piece)
+            length += len(piece)
+            if length > limit:
+                break
+        text = "".join(pieces)
+    except (TypeError, ValueError, RecursionError):  # not JSON (a date from YAML), an integer too long to write
+        text = describe(value, limit + 1)
+    return (text, False) if len(text) <= limit else (text[:limit - 3] + "...", True)
 
 
 @attrs.frozen

@@ -100,8 +100,41 @@ def _text_cost(first: Any, second: Any = None) -> int:
     return size >> 6
 
 
-def _length_cost(container: Any, *_: Any) -> int:
-    return len(container) if isinstance(container, (list, tuple)) else _text_cost(container, *_)
+#: Where :func:`nested_size` stops counting: ten times the default evaluation budget, so that a
+#: value this large is refused by its cost before it is walked, and counting it costs a bounded walk.
+NESTED_SIZE_LIMIT = 1 << 20
+
+_CONTAINERS = (list, tuple, dict)
+
+
+def nested_size(value: Any, limit: int = NESTED_SIZE_LIMIT) -> int:
+    """How many values a list or object holds at every depth (a flat list: its length; a scalar: 0).
+
+    What a deep comparison may walk: ``limit + 1`` once the count passes ``limit``, so the count
+    itself never walks more than ``limit`` values, however large (or shared) the value is.
+
+    >>> nested_size([1, [2, 3], {"a": [4]}]), nested_size("text"), nested_size([[0] * 10] * 10, limit=50)
+    (7, 0, 51)
+    """
+    count = 0
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, _CONTAINERS) \
+            else ()
+        count += len(children)
+        if count > limit:
+            return limit + 1
+        stack.extend(child for child in children if isinstance(child, _CONTAINERS))
+    return count
+
+
+def _search_cost(container: Any, item: Any) -> int:
+    """What looking for ``item`` in ``container`` costs: a list's length, or all it holds when the item is
+    itself a list or object (each member is then compared deeply); a string's characters."""
+    if isinstance(container, (list, tuple)):
+        return nested_size(container) if isinstance(item, _CONTAINERS) else len(container)
+    return _text_cost(container, item)
 
 
 STRING_OR_ARRAY = frozenset(("string", "array"))
@@ -143,7 +176,7 @@ def endswith(value: str, suffix: str) -> bool:
     return value.endswith(suffix)
 
 
-@function("contains", (STRING_OR_ARRAY, ANY), BOOLEAN, cost=_length_cost)
+@function("contains", (STRING_OR_ARRAY, ANY), BOOLEAN, cost=_search_cost)
 def contains(container: Any, item: Any) -> bool:
     """Whether a string holds a substring, or a list holds an item (``item in container``)."""
     if isinstance(container, str):
@@ -273,13 +306,21 @@ def membership(item: Any, container: Any) -> bool:
 
 
 def comparison_cost(op: str, left: Any, right: Any) -> int:
-    """What a comparison costs beyond its unit: the list ``in`` searches, the lists or objects ``==`` walks."""
+    """What a comparison costs beyond its unit: the list ``in`` searches, the lists or objects ``==`` walks
+    (at every depth: ``[[...a million...]] == [[...]]`` is one item long, and a million deep).
+
+    >>> comparison_cost("in", 1, [1, 2, 3]), comparison_cost("in", [1], [[1], [2, 3]])
+    (3, 5)
+    >>> comparison_cost("==", [[0] * 1000], [[0] * 1000]), comparison_cost("==", [1, 2], [[0] * 1000])
+    (1001, 2)
+    """
     if op in ("in", "not in"):
         if isinstance(right, (list, tuple)):
-            return len(right)
+            return nested_size(right) if isinstance(left, _CONTAINERS) else len(right)
         return len(right) >> 6 if isinstance(right, str) else 0
-    if op in ("==", "!=") and isinstance(left, (list, tuple, dict)) and isinstance(right, (list, tuple, dict)):
-        return min(len(left), len(right))
+    if op in ("==", "!=") and isinstance(left, _CONTAINERS) and isinstance(right, _CONTAINERS):
+        size = nested_size(left)
+        return min(size, nested_size(right, size))  # the count of the larger side stops at the smaller's
     return 0
 
 

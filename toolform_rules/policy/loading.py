@@ -21,7 +21,7 @@ from ..errors import LocatedError, PolicyError, RuleFileError
 from ..schema.ir import Tool
 from ..limits import PolicyLimits
 from ..engine.rules import SourceLocation
-from ..yamlsource import Located, LocatedDict, load_yaml
+from ..yamlsource import Located, LocatedDict, decode_yaml_bytes, load_yaml, read_yaml_bytes
 from .checker import check_expression
 from .document import ConstraintSpec, PolicyDocument, PolicyFieldError, PolicyTestSpec
 from .evaluate import compile_expression
@@ -40,15 +40,18 @@ class _Reading:
     problems: list[LocatedError] = attrs.Factory(list)
     documents: list[tuple[PolicyDocument, Any, str, list[Any], list[Any]]] = attrs.Factory(list)
     reading: list[str] = attrs.Factory(list)
+    #: every file read so far (resolved path -> where it was included), so that none is read twice
+    included: dict[str, str] = attrs.Factory(dict)
 
     def read(self, text: str, source: str, base: Path | None, depth: int, raw: bytes | None = None) -> None:
-        raw = text.encode("utf-8") if raw is None else raw
+        # (surrogatepass: a text given to the API may hold a lone surrogate, which the YAML reader then places)
+        raw = text.encode("utf-8", "surrogatepass") if raw is None else raw
         if len(raw) > self.limits.max_file_bytes:
             self.problems.append(RuleFileError(f"the policy is larger than {self.limits.max_file_bytes} bytes",
                                                source=source))
             return
         self.files.append(PolicyFile(source, hashlib.sha256(raw).hexdigest()))  # the bytes, as sha256sum sees them
-        self.texts[source] = text.split("\n")
+        self.texts[source] = _excerpt_lines(text)
         try:
             data = load_yaml(text, source=source, max_bytes=self.limits.max_file_bytes)
         except RuleFileError as err:
@@ -121,23 +124,45 @@ class _Reading:
         if base is None:
             base = Path.cwd()
         path = (base / name)
-        key = str(path.resolve())
+        try:
+            key = str(path.resolve())
+        except (OSError, ValueError, RuntimeError):  # a NUL in the name, a loop of links: read below says what
+            key = str(path)
         if key in self.reading:
             self.problems.append(RuleFileError(f"{name} includes itself (through {' -> '.join(self.reading)})",
                                                **where))
             return
+        if key in self.included:
+            # a second time would declare its constraints and lists again; and includes that each
+            # include one file several times would read it exponentially often
+            self.problems.append(RuleFileError(f"{name} is already included (at {self.included[key]})", **where))
+            return
+        self.included[key] = f"{parent}:{line}" if line is not None else parent
         try:
-            raw = path.read_bytes()
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
-            self.problems.append(RuleFileError(f"cannot include {name}: {reason}", **where))
+            text, raw = _read_file(path, self.limits, f"cannot include {name}", where)
+        except RuleFileError as err:
+            self.problems.append(err)
             return
         self.reading.append(key)
         try:
             self.read(text, str(path), path.parent, depth, raw)
         finally:
             self.reading.pop()
+
+
+def _read_file(path: Path, limits: PolicyLimits, unreadable: str, where: dict[str, Any]) -> tuple[str, bytes]:
+    """A policy file's text and bytes; a :class:`RuleFileError` placed at ``where`` when it cannot be read or
+    is too large, in the file itself when it is not UTF-8."""
+    raw = read_yaml_bytes(path, max_bytes=limits.max_file_bytes, unreadable=unreadable, where=where)
+    return decode_yaml_bytes(raw, source=str(path)), raw
+
+
+def _excerpt_lines(text: str) -> list[str]:
+    """A file's lines as problems quote them: a control character (a NUL, an escape that would
+    drive the terminal) shown as one replacement character, so that the caret below still lines up."""
+    return [line if line.isprintable() else
+            "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in line.removesuffix("\r"))
+            for line in text.split("\n")]
 
 
 def _read(text: Any, container: Any, key: Any, source: str, field: str, reading: _Reading,
@@ -212,12 +237,11 @@ def load_policy(source: str | os.PathLike[str], *, tools: Any = None, limits: Po
     if isinstance(source, os.PathLike) or (isinstance(source, str) and not _looks_like_text(source)):
         path = Path(source)
         try:
-            raw = path.read_bytes()
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
-            raise PolicyError([RuleFileError(f"cannot read the policy: {reason}", source=str(path))]) from None
+            text, raw = _read_file(path, limits, "cannot read the policy", {"source": str(path)})
+        except RuleFileError as err:
+            raise PolicyError([err]) from None
         reading.reading.append(str(path.resolve()))
+        reading.included[str(path.resolve())] = str(path)
         reading.read(text, str(path), Path(base) if base is not None else path.parent, 0, raw)
     elif isinstance(source, str):
         reading.read(source, "<policy>", Path(base) if base is not None else None, 0)
