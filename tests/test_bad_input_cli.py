@@ -106,6 +106,9 @@ ROWS: list[tuple[str, list[str], str, int, str | None]] = [
     ("validate-surrogate", ["validate", "surrogate.json"], "", 1, None),
     ("validate-surrogate-json", ["validate", "surrogate.json", "--json"], "", 1, None),
     ("validate-surrogate-key", ["validate", "surrogate-key.json"], "", 1, None),
+    ("validate-surrogate-decisions", ["validate", "surrogate.json", "--decisions", "d.jsonl"], "", 1, None),
+    ("validate-nan-decisions", ["validate", "nan.json", "--decisions", "d.jsonl", "--policy", "policy.yaml"], "", 1,
+     None),
     ("validate-duplicate", ["validate", "duplicate.json"], "", 1, None),
     ("validate-bom", ["validate", "bom.json"], "", 2, "not valid JSON"),
     ("validate-stdin-garbage", ["validate", "-"], "}{", 2, "stdin is not valid JSON"),
@@ -241,10 +244,10 @@ def test_a_bad_input_ends_with_its_code_and_one_line(tmp_path, monkeypatch, caps
     for name, data in before.items():
         assert (tmp_path / name).read_bytes() == data, f"{name} was changed"
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
-    results = tmp_path / "r.jsonl"
-    if results.exists():
-        for line in results.read_text(encoding="utf-8").splitlines():
-            json.loads(line, parse_constant=_refuse)  # strict JSON: no NaN, no Infinity
+    for written in ("r.jsonl", "d.jsonl"):  # results, decision records
+        if (tmp_path / written).exists():
+            for line in (tmp_path / written).read_text(encoding="utf-8").splitlines():
+                json.loads(line, parse_constant=_refuse)  # strict JSON: no NaN, no Infinity
 
 
 def _refuse(constant: str) -> None:

@@ -85,6 +85,11 @@ class PolicyLimits:
     max_file_bytes: int = 1_000_000
     #: how deep ``include:`` may nest
     max_include_depth: int = 8
+    #: the most values a policy file's YAML may hold once its aliases are expanded (a "billion
+    #: laughs" is refused at its line, sized without expanding it)
+    max_yaml_values: int = 1_000_000
+    #: the deepest nesting of a policy file's YAML
+    max_yaml_depth: int = 100
     #: the most constraints a policy (with its includes) may hold
     max_constraints: int = 10_000
     #: the most cost units a sub-expression of literals and lists may take to compute while the

@@ -53,7 +53,8 @@ class _Reading:
         self.files.append(PolicyFile(source, hashlib.sha256(raw).hexdigest()))  # the bytes, as sha256sum sees them
         self.texts[source] = _excerpt_lines(text)
         try:
-            data = load_yaml(text, source=source, max_bytes=self.limits.max_file_bytes)
+            data = load_yaml(text, source=source, max_bytes=self.limits.max_file_bytes,
+                             max_values=self.limits.max_yaml_values, max_depth=self.limits.max_yaml_depth)
         except RuleFileError as err:
             self.problems.append(err)
             return

@@ -22,6 +22,7 @@ from ..calls import as_call
 from ..schema.names import canonical_name
 from ..engine.report import Finding, ValidationReport
 from ..engine.rules import RuleSet
+from ..jsonvalues import strict_json
 from .policy import Policy, mask_path
 
 MASKED = "***"
@@ -29,7 +30,7 @@ MASKED = "***"
 
 def _masked_arguments(arguments: Any, paths: Iterable[tuple[str | int, ...]]) -> tuple[Any, list[Any]]:
     """A copy of ``arguments`` with each masked path's value replaced; and the values replaced."""
-    copy = json.loads(json.dumps(arguments, default=str))
+    copy = json.loads(strict_json(arguments, default=str))
     hidden: list[Any] = []
     for path in paths:
         nodes = [copy]
@@ -112,7 +113,7 @@ def decision_record(call: Any, report: ValidationReport, policy: Policy | None, 
     hidden: set[str] = set()
     for value in hidden_values:
         hidden |= _texts(value)
-    canonical = json.dumps(masked, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = strict_json(masked, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     moment = when or datetime.datetime.now(datetime.timezone.utc)
     return {
         "time": moment.isoformat(timespec="microseconds").replace("+00:00", "Z"),
@@ -168,7 +169,7 @@ class DecisionLog:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record as a JSON line (flushed: a crash loses no decision already made)."""
-        self._stream.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._stream.write(strict_json(record, ensure_ascii=False, default=str) + "\n")
         self._stream.flush()
 
     def close(self) -> None:
