@@ -17,6 +17,7 @@ from .clients import native_call_fields
 from .engine.rules import RuleSet
 from .limits import DEFAULT_LIMITS, Limits
 from .protocols.base import RawCall
+from .protocols.duplicates import places, repair
 from .replies import RULES, ParsedCall, ParsedReply, _grade
 from .schema.loaders import load_tools
 from .schema.toolset import Toolset
@@ -61,6 +62,7 @@ def grade_native(tool_calls: Iterable[Any], toolset: Toolset, *, rule: str = "ma
     notes: list[str] = []
     for number, item in enumerate(tool_calls, 1):
         _, name, arguments = native_call_fields(item)
+        written = arguments
         arguments, problem = _arguments(arguments, limits)
         if problem:
             notes.append(f"call {number} ({name!r}): {problem}")
@@ -68,7 +70,11 @@ def grade_native(tool_calls: Iterable[Any], toolset: Toolset, *, rule: str = "ma
             graded.append(ParsedCall(name, {}, tool.name if tool is not None else None, False, accepted=False,
                                      reason=UNREADABLE))
             continue
-        graded.append(_grade(RawCall(name, arguments, None), toolset, rule=rule, text_values=False, lenient="",
+        # arguments written as JSON text may write a key twice: json keeps the last value, and so does the call
+        twice = places(arguments, written) if isinstance(written, str) else ()
+        if twice:
+            notes.append(f"call {number} ({name!r}): " + "; ".join(map(repair, twice)))
+        graded.append(_grade(RawCall(name, arguments, None, twice), toolset, rule=rule, text_values=False, lenient="",
                              validate=validate, profile=profile, rules=rules, limits=limits, policy=policy))
     return graded, notes
 

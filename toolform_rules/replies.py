@@ -23,6 +23,7 @@ from .schema.loaders import load_tools
 from .schema.names import canonical_name
 from .protocols import REGISTRY, get_protocol, lenient_order
 from .protocols.base import Extraction, Protocol, RawCall
+from .protocols.duplicates import repair
 from .protocols.reading import text_outside
 from .protocols.typing import type_values
 from .engine.report import ValidationReport
@@ -291,7 +292,10 @@ def parse_reply(text: Any, tools: Any, protocol_id: str, *, rule: str = "main", 
 
     ``rule``: ``main`` (each protocol's own parser; text formats re-nest an argument written
     flat that belongs inside an object), ``symmetric`` (that repair under every protocol) or
-    ``as_written`` (a call that would need it is refused).  ``lenient_fallback``: when the
+    ``as_written`` (a call that would need it is refused).  A call that writes a key twice
+    (``{"value": 5, "value": -1}``) is ambiguous: it keeps the last value, as JSON parsers do,
+    with a repair line naming the key (``duplicate key "value" in the arguments: the last value
+    is used``), and is refused as written.  ``lenient_fallback``: when the
     asked protocol finds nothing, any protocol's syntax, each call marked
     ``lenient:<protocol>`` (refused under ``as_written``).  ``policy``: each accepted
     call's report also holds the policy's findings (with ``validate``; ``norm`` is the
@@ -372,6 +376,12 @@ def _grade(raw: RawCall, toolset: Toolset, *, rule: str, text_values: bool, leni
     repairs: list[str] = []
     if lenient:
         repairs.append(f"lenient:{lenient}")
+    if raw.duplicates:  # the last value is read, as JSON parsers read it; a reader of the first sees another call
+        repairs.extend(repair(place) for place in raw.duplicates)
+        if rule == "as_written":
+            return ParsedCall(raw.name, arguments, tool.name, False, tuple(repairs), False,
+                              "; ".join(f"duplicate key {place}" for place in raw.duplicates)
+                              + ": as written the call is ambiguous")
     if rule == "symmetric" or (rule in ("main", "as_written") and text_values):
         renested, moved = renest(arguments, tool)
         if moved and rule == "as_written":

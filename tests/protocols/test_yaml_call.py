@@ -52,7 +52,7 @@ def test_the_three_readers_agree_on_rendered_replies(case) -> None:
     text = PROTOCOL.render_calls(case[0]) + "\n"
     expected = _by_libyaml(text)
     assert expected is not UNREAD
-    got, problems = _by_grammar(text)
+    got, problems, _ = _by_grammar(text)
     assert problems == [] and identical(got, expected), (text, got, expected)
     document = _canonical(text)
     fast = document is not UNREAD
@@ -175,7 +175,7 @@ def test_libyaml_and_the_grammar_agree(text: str) -> None:
     expected = _by_libyaml(text)
     assume(expected is not UNREAD)
     try:
-        got, problems = _by_grammar(text)
+        got, problems, _ = _by_grammar(text)
     except GrammarFailure as failure:  # pragma: no cover - shown on failure
         raise AssertionError(f"{text!r}: {failure}")
     assert problems == []
@@ -195,7 +195,7 @@ def test_libyaml_and_the_grammar_agree(text: str) -> None:
 def test_grammar_and_libyaml_on_block_scalars_folding_and_typing(text: str, value) -> None:
     expected = _by_libyaml(text)
     assert expected is not UNREAD and identical(expected, value), expected
-    got, problems = _by_grammar(text)
+    got, problems, _ = _by_grammar(text)
     assert problems == []
     assert identical(got, value), got
 

@@ -35,11 +35,17 @@ class ProtocolInfo:
 
 @attrs.frozen
 class RawCall:
-    """A call as the reply wrote it: the name, the arguments, and the span of text it came from."""
+    """A call as the reply wrote it: the name, the arguments, and the span of text it came from.
+
+    ``duplicates``: where the call wrote a key twice (``'"value" in the arguments'``, see
+    :mod:`~toolform_rules.protocols.duplicates`); its arguments hold the last value, and
+    ``parse_reply`` refuses the call under ``rule="as_written"``.
+    """
 
     name: str
     arguments: dict[str, Any]
     span: tuple[int, int] | None = None
+    duplicates: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -104,17 +110,27 @@ class Protocol:
         """The calls ``text`` holds (a family or format implements this; :meth:`parse` guards it)."""
         raise NotImplementedError
 
+    def raw_calls(self, text: str, tools: Toolset | None = None, *,
+                  limits: Limits = DEFAULT_LIMITS) -> tuple[RawCall, ...]:
+        """The calls of :meth:`parse`, without its notes: what a format that hands its calls' text to this
+        protocol (a model-native format) takes.  A protocol may read them faster where it can tell that
+        the answer is the same; never raises.
+
+        >>> from toolform_rules.protocols import get_protocol
+        >>> get_protocol("python_list_call").raw_calls("[f(a=1, a=2)]")[0].duplicates
+        ('"a" in the arguments',)
+        """
+        return self.parse(text, tools, limits=limits).calls
+
     def calls_in(self, text: str, tools: Toolset | None = None, *,
                  limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
-        """The calls of :meth:`parse`, as (name, arguments) pairs, without its notes: what a format that
-        hands its calls' text to this protocol (a model-native format) takes.  A protocol may read
-        them faster where it can tell that the answer is the same; never raises.
+        """:meth:`raw_calls` as (name, arguments) pairs.
 
         >>> from toolform_rules.protocols import get_protocol
         >>> get_protocol("python_list_call").calls_in("[f(a=1), g(b='x')]")
         [('f', {'a': 1}), ('g', {'b': 'x'})]
         """
-        return [(call.name, call.arguments) for call in self.parse(text, tools, limits=limits).calls]
+        return [(call.name, call.arguments) for call in self.raw_calls(text, tools, limits=limits)]
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         """The reply a model following this protocol would write for ``calls``.

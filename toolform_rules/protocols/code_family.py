@@ -51,6 +51,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.ir import Tool
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall
+from .duplicates import keys_twice, where
 from .reading import JSON_VALUES, GrammarBudget, GrammarTooLong, strip_code_fence
 
 # ---------------------------------------------------------------------------------------------
@@ -1840,11 +1841,13 @@ class CodeFamily(Protocol):
         calls = []
         for call in found:
             name, arguments, tool = call.name, call.arguments, None
+            twice: tuple[str, ...] = ()
             if arguments is None:
                 items = call.items
                 arguments = dict(cast("list[tuple[str, Any]]", items))  # a None key is looked for next
                 if None in arguments or len(arguments) != len(items):
                     arguments = None  # positional values, or a keyword given twice: bound below
+                    twice = tuple(where((), key) for key in keys_twice(item for item in items if item[0] is not None))
             if arguments is None or "." in name:
                 tool, name = resolve(name, tools)
                 if name != call.name:
@@ -1856,7 +1859,7 @@ class CodeFamily(Protocol):
             if arguments is None:
                 arguments = bind(call, tool, notes, name)
             span = call.span
-            calls.append(RawCall(name, arguments, (span[0] + offset, span[1] + offset) if span else None))
+            calls.append(RawCall(name, arguments, (span[0] + offset, span[1] + offset) if span else None, twice))
         return tuple(calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
@@ -1963,18 +1966,18 @@ class PythonFamily(CodeFamily):
         as :meth:`read` would find and read them; ``None`` when the full reading decides."""
         return None
 
-    def calls_in(self, text: str, tools: Toolset | None = None, *,
-                 limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
+    def raw_calls(self, text: str, tools: Toolset | None = None, *,
+                  limits: Limits = DEFAULT_LIMITS) -> tuple[RawCall, ...]:
         """:meth:`parse`'s calls; a text that :meth:`read_alone` reads is read directly (what a model-native
         format hands a Python protocol is mostly that)."""
         try:
             body, offset, _ = strip_code_fence(text)
             found = self.read_alone(body)
             if found is not None:
-                return [(call.name, call.arguments) for call in self.finish(found, tools, [], offset)]
+                return self.finish(found, tools, [], offset)
         except Exception:  # noqa: BLE001 — (RecursionError too) the full reading, with its own guard, decides
             pass
-        return super().calls_in(text, tools, limits=limits)
+        return super().raw_calls(text, tools, limits=limits)
 
     def read_lists(self, lists: PythonLists, body: str, tools: Toolset | None, budget: Budget,
                    notes: list[str]) -> Scan:

@@ -40,6 +40,7 @@ from ..calls import ToolCall
 from ..grammar import GrammarFailure
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo, RawCall
+from .duplicates import noted, places, where
 from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, excerpt, lenient_value, text_of,
                             top_level_resumes)
 from .reading import GrammarBudget
@@ -154,23 +155,29 @@ def _from_tree(tree: FunctionTagsTree, text: str, budget: GrammarBudget | None =
         if not function.closed:
             notes.append((function.start, "the <function=...> element is not closed"))
         arguments: dict[str, Any] = {}
+        twice: list[str] = []
         for key, raw, closed, start in function.parameters:
             if not closed:
                 notes.append((start, "the <parameter=...> element is not closed"))
             if key in arguments:
                 notes.append((start, f"parameter {key!r} is given twice; the last one counts"))
+                twice.append(where((), key))
             arguments[key] = value_text(raw)
         body = "".join(piece for piece, _ in function.body).strip()
         if body:
             at = next(at for piece, at in function.body if piece.strip())
             if not function.parameters and body.startswith("{"):  # functionary: a JSON body
-                arguments = _json_body(body, at, budget, notes) or arguments
+                read = _json_body(body, at, budget, notes)
+                if read is not None:
+                    arguments, twice = read, list(places(read, body, budget))
+                    if twice:
+                        notes.append((at, noted(function.name, twice)))
             else:
                 notes.append((at, "text between the tags was ignored: " + excerpt(body)))
         if not function.name:
             notes.append((function.start, "a <function=> without a name was skipped"))
             continue
-        calls.append(RawCall(function.name, arguments, (function.start, function.end)))
+        calls.append(RawCall(function.name, arguments, (function.start, function.end), tuple(dict.fromkeys(twice))))
     return tree.extraction(calls, notes, text, "no <function=...> element was found")
 
 

@@ -37,6 +37,7 @@ from ..calls import ToolCall
 from ..grammar import GrammarFailure, Transformer, parse
 from ..limits import DEFAULT_LIMITS, Limits
 from .base import Extraction, Protocol, RawCall
+from .duplicates import Repeats, may_repeat, noted, reread
 from .reading import MAX_NOTES, GrammarBudget, strip_code_fence
 from .values import _LEVELS, _MISSING, NOT_JSON, TOO_DEEP, JsonValues, bracket_groups, brackets, group_end, \
     inner_groups, json_value, lenient_json, read_lenient
@@ -190,9 +191,11 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
         name, arguments = obj.get("name"), obj.get("arguments")
         if type(name) is str and type(arguments) is dict and type(obj.get("function")) is not dict:
             return name, arguments
+    around = []  # the objects the call is read from, for the keys they write twice
     while True:  # {"function": {"name": ..., "arguments": ...}} (OpenAI's), however deep
         if not isinstance(obj, dict):
             return None
+        around.append(obj)
         function = obj.get("function")
         if not (isinstance(function, dict) and "name" in function):
             break
@@ -203,30 +206,35 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
             break
     else:
         return None
+    copied = False
     for argument_key in ARGUMENT_KEYS:
         if argument_key in obj:
             arguments = obj[argument_key]
             break
     else:
         arguments = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
+        copied = True
     if isinstance(arguments, str):
         arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
         arguments = {"_raw": arguments}
+    if reply is not None and reply.repeats is not None:  # (reading arguments written as text may have made it)
+        reply.repeats.call_object(around, arguments, copied=copied)
     return name, arguments
 
 
 def _arguments_text(text: str, reply: "Reply | None") -> Any:
-    """Arguments written as a JSON string: strict JSON, the lenient fast path, the grammar; else ``{"_raw": text}``."""
+    """Arguments written as a JSON string: strict JSON, the lenient fast path, the grammar; else ``{"_raw": text}``.
+    Their keys written twice are recorded in ``reply``'s :attr:`Reply.repeats`."""
     value = json_value(text)
-    if value is not _MISSING:
-        return value
-    try:
-        return read_grammar("json_object", text, _ARGUMENTS_TEXT, budget=None if reply is None else reply.budget)
-    except GrammarFailure:
-        return {"_raw": text}
+    if value is _MISSING:
+        try:
+            value = read_grammar("json_object", text, _ARGUMENTS_TEXT, budget=None if reply is None else reply.budget)
+        except GrammarFailure:
+            return {"_raw": text}
+    return value if reply is None else reply.checked(value, text, 0, len(text))
 
 
 def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]:
@@ -350,6 +358,8 @@ class Reply:
     #: marker, inside a value or not (another run to the end per stretch would make the reply quadratic)
     runs_to_end = False
     _budget: GrammarBudget | None = None
+    #: the objects of the values read that hold a key written twice (``None`` until one is found)
+    repeats: Repeats | None = None
     #: the long groups scanned so far, by (begin, stop): a second reading of the reply (the call objects
     #: standing bare in it, when its blocks hold none) does not scan them again
     _scanned: dict[tuple[int, int], tuple[int, bool, bool]] = {}
@@ -383,6 +393,29 @@ class Reply:
         fenced = strip_code_fence(text)
         return fenced.start, fenced.start + len(fenced.body), fenced.fenced
 
+    def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
+        """``value``, read from ``text[begin:end]`` (the reply's text, or text inside it), or — when it may hold
+        a key written twice (:func:`~toolform_rules.protocols.duplicates.may_repeat`) — the same value read
+        again, its objects that do recorded in :attr:`repeats`."""
+        return value if not may_repeat(value, text, begin, end) else self.read_again(value, text, begin, end)
+
+    def read_again(self, value: Any, text: str, begin: int, end: int) -> Any:
+        """``value``, read from ``text[begin:end]``, read again recording its objects' keys written twice."""
+        again = reread(text[begin:end], self.budget)
+        if again is None:
+            return value
+        if again[1]:
+            if self.repeats is None:
+                self.repeats = Repeats()
+            self.repeats.merge(again[1])
+        return again[0]
+
+    def candidate(self, begin: int, end: int, value: Any) -> Candidate:
+        """The value read from ``text[begin:end]`` as a :class:`Candidate` (:meth:`checked`)."""
+        text = self.text
+        return Candidate(begin, end, value if not may_repeat(value, text, begin, end)
+                         else self.read_again(value, text, begin, end))
+
     def values(self, start: int, stop: int, top: str = "{[", until: "re.Pattern[str] | None" = None
                ) -> tuple[list[Candidate], "re.Match[str] | None"]:
         """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once,
@@ -411,6 +444,8 @@ class Reply:
                     pass
                 else:
                     if after <= stop and after - lead <= shallow:
+                        if may_repeat(value, text, lead, after):  # (inline: the commonest value of a reply)
+                            value = self.read_again(value, text, lead, after)
                         found.append(Candidate(lead, after, value))
                         at = after
         marker = None if until is None else until.search(text, at, stop)
@@ -442,6 +477,8 @@ class Reply:
                     at, closed = self.read_group(begin, stop, found, cut=_stopped_at(failed))
                 else:
                     if at <= stop and at - begin <= shallow:
+                        if may_repeat(value, text, begin, at):
+                            value = self.read_again(value, text, begin, at)
                         found.append(Candidate(begin, at, value))
                     else:
                         at, closed = self.read_group(begin, stop, found, value, at)
@@ -472,7 +509,7 @@ class Reply:
             if cut > stop:
                 strict, cut = _MISSING, -1
             elif text.count("{", begin, cut) + text.count("[", begin, cut) <= depth:
-                into.append(Candidate(begin, cut, strict))
+                into.append(self.candidate(begin, cut, strict))
                 return cut, True
         scanned = self._scanned.get((begin, stop)) if self._scanned else None
         end, closed, deep = scanned or group_end(text, begin, stop, _BRACKETS, depth)
@@ -481,7 +518,7 @@ class Reply:
                 self._scanned = {}  # (the class's empty one is never written to)
             self._scanned[(begin, stop)] = end, closed, deep
         if not deep:
-            into.append(Candidate(begin, end, strict) if strict is not _MISSING and cut == end
+            into.append(self.candidate(begin, end, strict) if strict is not _MISSING and cut == end
                         else self._read_group(begin, end, cut))
             return end, closed
         self.too_deep = [*self.too_deep, begin]
@@ -504,7 +541,7 @@ class Reply:
             try:
                 value, stop = _DECODE(piece, 0)
                 if stop == len(piece):
-                    return Candidate(begin, end, value)
+                    return self.candidate(begin, end, value)
                 cut = -1
             except (ValueError, StopIteration, RecursionError) as failed:
                 cut = _stopped_at(failed)
@@ -517,7 +554,7 @@ class Reply:
                 value = self._grammar(piece)
             except GrammarFailure as failure:
                 return Candidate(begin, end, _MISSING, failure)
-        return Candidate(begin, end, value)
+        return self.candidate(begin, end, value)
 
     def _grammar(self, piece: str) -> Any:
         """``piece`` (one bracket group) read by the format's grammar, within the reply's budget."""
@@ -538,8 +575,18 @@ class Reply:
     def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
         """Take ``calls``, each with ``span``; how many."""
         for name, arguments in calls:
-            self.calls.append(RawCall(name, arguments, span))
+            self.calls.append(RawCall(name, arguments, span) if self.repeats is None
+                              else self.call(name, arguments, span))
         return len(calls)
+
+    def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int] | None, written: Any = None
+             ) -> RawCall:
+        """The call ``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted).
+        ``written``: the arguments as read, when ``arguments`` is a copy made of them."""
+        places = self.repeats.of(arguments if written is None else written) if self.repeats is not None else ()
+        if places:
+            self.note(noted(name, places), breaks_format=False)
+        return RawCall(name, arguments, span, places)
 
     def take(self, value: Any, span: tuple[int, int] | None) -> tuple[int, int]:
         """Take the calls ``value`` holds (a call object, or an array of them), each with ``span``: how many,
@@ -551,7 +598,8 @@ class Reply:
                 if found is None:
                     return 0, 1
                 name, arguments = found
-            self.calls.append(RawCall(name, arguments, span))
+            self.calls.append(RawCall(name, arguments, span) if self.repeats is None
+                              else self.call(name, arguments, span))
             return 1, 0
         calls, other = calls_in(value, self)
         return self.add(calls, span), other
@@ -764,7 +812,7 @@ class BlockFormat(JsonFamily):
         if marker is None or after - lead > 4 * reply.limits.max_depth or (
                 marker.start() > after and not text[after:marker.start()].isspace()):
             return None
-        return [Candidate(lead, after, value)], marker
+        return [reply.candidate(lead, after, value)], marker
 
     def read_bare(self, reply: Reply, blocks: int) -> Reply:
         """The call objects standing bare in a reply whose ``blocks`` (how many) gave no call, noted."""

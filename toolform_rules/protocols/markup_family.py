@@ -40,6 +40,7 @@ from ..grammar import GrammarFailure, Transformer, load_parser, parse
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall
+from .duplicates import Repeats, where as twice_at
 from .json_object import ARGUMENT_KEYS, NAME_KEYS
 from .reading import MAX_NOTES, GrammarBudget
 from .values import _MISSING, json_value, loads_lenient
@@ -715,11 +716,12 @@ UNREAD: Any = object()
 
 
 def read_document(text: str, start: int, end: int, readers: Sequence[Callable[[str], Any]],
-                  by_grammar: Callable[[str], tuple[Any, list[str]]], budget: GrammarBudget, grammar: str, what: str
-                  ) -> tuple[Any, list[str]] | str:
-    """The document at ``text[start:end]``: read by the first of ``readers`` that takes it, else by the grammar
-    (``by_grammar``: the document and notes on it) within the reply's ``budget`` — ``(document, notes)``, or
-    the note on why it could not be read (where the grammar stopped, placed in the reply).
+                  by_grammar: Callable[[str], tuple[Any, list[str], Repeats]], budget: GrammarBudget, grammar: str,
+                  what: str) -> tuple[Any, list[str], Repeats | None] | str:
+    """The document at ``text[start:end]``: read by the first of ``readers`` that takes it (they refuse a key
+    given twice), else by the grammar (``by_grammar``: the document, notes on it, and its mappings that give a
+    key twice) within the reply's ``budget`` — ``(document, notes, repeats)``, or the note on why it could not
+    be read (where the grammar stopped, placed in the reply).
 
     >>> read_document("x: {", 0, 4, [lambda body: UNREAD], lambda body: 1 / 0, GrammarBudget(10), "g", "the YAML")
     'the YAML could not be read: line 1, column 1: a candidate of 4 characters that the fast readers could not read, longer than the grammar reads in one reply (10, Limits.reply_grammar_chars)'
@@ -728,7 +730,7 @@ def read_document(text: str, start: int, end: int, readers: Sequence[Callable[[s
     for reader in readers:
         document = reader(body)
         if document is not UNREAD:
-            return document, []
+            return document, [], None
     try:
         budget.spend(grammar, body)
         return by_grammar(body)
@@ -1174,17 +1176,20 @@ class SentenceFormat(Protocol):
         sentence: Sentence = SentenceParts().transform(parse(self.grammar, text))
         return sentence
 
-    def arguments(self, sentence: str, read: Sentence, tools: Toolset | None) -> tuple[dict[str, Any], list[str]]:
-        """The arguments of a read sentence, and notes on them (a name given twice)."""
+    def arguments(self, sentence: str, read: Sentence, tools: Toolset | None
+                  ) -> tuple[dict[str, Any], list[str], tuple[str, ...]]:
+        """The arguments of a read sentence, notes on them (a name given twice), and the names given twice."""
         values: dict[str, Any] = {}
         notes: list[str] = []
+        twice: dict[str, None] = {}
         key_of = self.key_of
         for token, raw, _, _ in read[1]:
             key = key_of(token)
             if key in values:
                 notes.append(f"argument {key!r} is given twice; the last one counts")
+                twice[key] = None
             values[key] = unquoted(raw) if raw[:1] == '"' else raw
-        return values, notes
+        return values, notes, tuple(twice)
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         spans = self.spans(text)
@@ -1219,11 +1224,12 @@ class SentenceFormat(Protocol):
             if read[3].strip():
                 notes.append(f"{where}: words after the sentence were ignored: {excerpt(read[3])}")
                 clean = False
-            arguments, more = self.arguments(sentence, read, tools)
+            arguments, more, twice = self.arguments(sentence, read, tools)
             if more:
                 notes += [f"{where}: {note}" for note in more]
                 clean = False
-            calls.append(RawCall(read[0].strip("`"), arguments, (start, end)))
+            calls.append(RawCall(read[0].strip("`"), arguments, (start, end),
+                                 tuple(twice_at((), key) for key in twice)))
         if not calls:
             no_tool = self.says_no_tool(text)
             if no_tool is not None:

@@ -98,7 +98,8 @@ class NlIntent(SentenceFormat):
         first = min((at for at in (text.find(w) for w in ("no", "No", "nO", "NO")) if at >= 0), default=-1)
         return "the reply says no tool fits" if first >= 0 and _NO_TOOL.search(text, first) else None
 
-    def arguments(self, sentence: str, read: Sentence, tools: Toolset | None) -> tuple[dict[str, Any], list[str]]:
+    def arguments(self, sentence: str, read: Sentence, tools: Toolset | None
+                  ) -> tuple[dict[str, Any], list[str], tuple[str, ...]]:
         """The arguments, read against the tool's parameters when it is known: a name that is none of them,
         after a value of a text parameter, is part of that text ("b: Acme, Note: fragile"); after any other
         value it is an argument of its own (a name the model made up, for validation to report)."""
@@ -108,6 +109,7 @@ class NlIntent(SentenceFormat):
         parameters = _parameters(tool)
         values: dict[str, Any] = {}
         notes: list[str] = []
+        twice: dict[str, None] = {}
         key, takes_text, start = "", False, 0  # the argument before
         for token, raw, _, end in read[1]:
             name = name_of(token)
@@ -118,8 +120,9 @@ class NlIntent(SentenceFormat):
             key, takes_text, start = (known[0], known[1], end - len(raw)) if known else (name, False, end - len(raw))
             if key in values:
                 notes.append(f"argument {key!r} is given twice; the last one counts")
+                twice[key] = None
             values[key] = unquoted(raw)
-        return values, notes
+        return values, notes, tuple(twice)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Answer in plain English: say which tool you will use and give each value it needs as "

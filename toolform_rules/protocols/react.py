@@ -36,6 +36,7 @@ from ..grammar import GrammarFailure, Transformer, parse
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .duplicates import noted, places
 from .markup_family import (LineCounter, Stopped, excerpt, grammar_stop_note, lenient_value, only_fences,
                             shifted)
 from .reading import GrammarBudget, strip_code_fence, tool_of
@@ -127,9 +128,10 @@ def _name(content: str) -> str:
 
 
 def read_input(content: str, name: str = "", tools: Toolset | None = None, budget: GrammarBudget | None = None,
-               place: Callable[[GrammarFailure, int], GrammarFailure] | None = None
+               place: Callable[[GrammarFailure, int], GrammarFailure] | None = None, twice: list[str] | None = None
                ) -> tuple[dict[str, Any], list[str], bool]:
     """The arguments an Action Input holds, notes on it, and whether it was exactly one JSON object.
+    ``twice``: gets where the JSON object writes a key twice (its last value is read).
 
     >>> read_input(' {"a": 1}')
     ({'a': 1}, [], True)
@@ -151,6 +153,8 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, budge
     if body[0] == "{":  # an object, perhaps with words after it: read the object alone
         value, end, failure, strict = _leading_object(body, budget)
         if failure is None:
+            if twice is not None and type(value) is dict:
+                twice.extend(places(value, body[:end], budget))
             leftover = body[end:].strip()
             notes = [f"words after the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
             return _object_or_value(value, notes, strict and not leftover, name, tools)
@@ -174,6 +178,8 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, budge
             except (GrammarFailure, RecursionError):
                 found = None
             if isinstance(found, dict):
+                if twice is not None:
+                    twice.extend(places(found, body[start:end], budget))
                 leftover = (body[:start] + " " + body[end:]).strip()
                 notes = [f"words around the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
                 return found, notes, False
@@ -234,10 +240,11 @@ def _extraction(prose: str, steps: list[Step], text: str, tools: Toolset | None,
             continue
         name = _name(content)
         following = steps[i + 1] if i + 1 < len(steps) else None
+        twice: list[str] = []
         if name and following is not None and following[0] == "ACTION_INPUT":
             origin = following[3] - len(following[1])
             arguments, more, exact = read_input(following[1], name, tools, budget, lambda failure, at: shifted(
-                failure, text, origin + at, line_of))
+                failure, text, origin + at, line_of), twice)
             clean = clean and exact
             end = following[3]
         else:
@@ -248,7 +255,9 @@ def _extraction(prose: str, steps: list[Step], text: str, tools: Toolset | None,
         if more:
             where = "line %d, column %d: " % line_of(start)
             notes += [where + note for note in more]
-        calls.append(RawCall(name, arguments, (start, end)))
+        if twice:
+            notes.append(noted(name, twice))
+        calls.append(RawCall(name, arguments, (start, end), tuple(twice)))
     if not calls and not notes:
         notes.append("no Action line was found")
     return Extraction(tuple(calls), tuple(notes), bool(calls) and clean and only_fences(prose))

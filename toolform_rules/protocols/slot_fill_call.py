@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.ir import Schema, Tool
 from ..schema.toolset import Toolset
-from .base import ProtocolInfo, RawCall
+from .base import ProtocolInfo
 from .json_family import Call, JsonFamily, Reply, Values, call_json, calls_in
 
 
@@ -115,7 +115,8 @@ class SlotFillCall(JsonFamily):
             slots = text.find("<", begin, end) >= 0 or text.find("...", begin, end) >= 0 \
                 or text.find("…", begin, end) >= 0  # else neither a slot left nor a placeholder quoted
             for name, arguments in calls:
-                reply.calls.append(RawCall(name, self._filled(reply, arguments) if slots else arguments, (begin, end)))
+                filled = self._filled(reply, arguments) if slots else arguments
+                reply.calls.append(reply.call(name, filled, (begin, end), arguments))
         if not reply.blank(start, stop, values):
             reply.note("the reply holds text besides the filled skeleton")
         if not values:

@@ -35,6 +35,7 @@ from ..schema.ir import Schema, Tool
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .duplicates import keys_twice, where as twice_at
 from .reading import GrammarBudget, tool_of
 
 #: the most calls read from one reply; more are noted and left
@@ -409,7 +410,7 @@ class Reading:
     whether it kept to the format, and the reply's grammar budget (made when first needed)."""
 
     __slots__ = ("protocol_id", "tools", "limits", "calls", "notes", "clean", "_budget", "_tools", "_counted",
-                 "_line")
+                 "_line", "twice")
 
     def __init__(self, protocol_id: str, tools: Toolset | None, limits: Limits) -> None:
         self.protocol_id = protocol_id
@@ -422,6 +423,13 @@ class Reading:
         self._tools: dict[str, Tool | None] = {}
         self._counted = 0  # the line breaks before this offset are counted in ``_line``
         self._line = 1
+        #: the arguments that give a key more than once, by identity, with those keys (see :meth:`collect`)
+        self.twice: dict[int, tuple[dict[str, Any], tuple[str, ...]]] = {}
+
+    def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int]) -> RawCall:
+        """The call ``name(arguments)`` as a :class:`RawCall`, with the keys :meth:`collect` found given twice."""
+        known = self.twice.get(id(arguments)) if self.twice else None
+        return RawCall(name, arguments, span, known[1] if known is not None and known[0] is arguments else ())
 
     def note(self, sentence: str, *, breaks_format: bool = False) -> None:
         """Say ``sentence`` to the caller; ``breaks_format``: the reply is then not only the format."""
@@ -476,7 +484,8 @@ class Reading:
         """The arguments of ``pairs`` (key, raw value), each value ``decode``\\ d (when given); a key
         given again keeps its last value (noted), and the last value loses the prose written after it."""
         arguments = dict(pairs)
-        if len(arguments) < len(pairs):
+        twice = keys_twice(pairs) if len(arguments) < len(pairs) else ()
+        if twice:
             seen: set[str] = set()
             for key, _ in pairs:
                 if key in seen:
@@ -486,7 +495,9 @@ class Reading:
             key, raw = pairs[-1]
             arguments[key] = self.without_prose(call, key, raw)
         if decode is not None:
-            return {key: decode(raw) for key, raw in arguments.items()}
+            arguments = {key: decode(raw) for key, raw in arguments.items()}
+        if twice:
+            self.twice[id(arguments)] = arguments, tuple(twice_at((), key) for key in twice)
         return arguments
 
     def extraction(self, prose: bool) -> Extraction:
@@ -586,7 +597,7 @@ class TextProtocol(Protocol):
                 if found is None:
                     continue
             for name, arguments in self.build(found, reading):
-                reading.calls.append(RawCall(name, arguments, (start, end)))
+                reading.calls.append(reading.call(name, arguments, (start, end)))
         if truncated:
             reading.note(f"{reading.protocol_id}: only the first {len(reading.calls)} calls are read",
                          breaks_format=True)
@@ -603,7 +614,7 @@ class TextProtocol(Protocol):
             reading.clean = kept[1]
             return
         for name, arguments in calls:
-            reading.calls.append(RawCall(name, arguments, (start, end)))
+            reading.calls.append(reading.call(name, arguments, (start, end)))
 
     def _after_lead_in(self, head: str, tools: Toolset | None) -> int:
         """Where in a line's head a call starts after a prose lead-in (the first few marks tried), or -1."""

@@ -38,6 +38,7 @@ from ..grammar import Transformer, parse
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .duplicates import Repeats
 from .markup_family import (STRICT_JSON, UNREAD, calls_from_document, excerpt, fenced_blocks, flow_text, only_fences,
                             read_document, unescape)
 from .reading import GrammarBudget
@@ -104,6 +105,8 @@ class TomlDocument(Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.problems: list[str] = []
+        #: the tables that give a key twice
+        self.repeats = Repeats()
 
     def string(self, items: list) -> str:
         token = items[0]
@@ -177,6 +180,7 @@ class TomlDocument(Transformer):
         target = self._descend(node, key[:-1])
         if key[-1] in target:
             self.problems.append(f"key {'.'.join(key)!r} is given twice; the last one counts")
+            self.repeats.record(target, (key[-1],))
         target[key[-1]] = value
 
     def start(self, items: list) -> dict:
@@ -199,10 +203,10 @@ class TomlDocument(Transformer):
         return root
 
 
-def _by_grammar(text: str) -> tuple[dict, list[str]]:
+def _by_grammar(text: str) -> tuple[dict, list[str], Repeats]:
     transformer = TomlDocument()
     document: dict = transformer.transform(parse("toml_call", text))
-    return document, transformer.problems
+    return document, transformer.problems, transformer.repeats
 
 
 # ---------------------------------------------------------------------------------------------
@@ -423,13 +427,14 @@ class TomlCall(Protocol):
                               "the TOML")
         if isinstance(found, str):
             return Extraction((), (found,), False)
-        document, notes = found
+        document, notes, repeats = found
         if words_after:
             notes.append(f"words after the TOML were ignored: {excerpt(words_after)}")
         calls = calls_from_document(document)
         if not calls:
             return Extraction((), tuple(notes) + ("the TOML names no tool (no [[call]] table with a name)",), False)
-        return Extraction(tuple(RawCall(name, arguments, (start, end)) for name, arguments in calls), tuple(notes),
+        return Extraction(tuple(RawCall(name, arguments, (start, end), repeats.of(arguments) if repeats else ())
+                                for name, arguments in calls), tuple(notes),
                           not notes and only_fences(text[:start] + text[end:]))
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

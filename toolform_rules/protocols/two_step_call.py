@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
-from .base import ProtocolInfo, RawCall
+from .base import ProtocolInfo
 from .. import grammar
 from ..grammar import GrammarFailure
 from .json_family import Call, JsonFamily, Reply, Values, read_grammar, relocate
@@ -111,7 +111,7 @@ class TwoStepCall(JsonFamily):
             chosen = self._name(reply, previous, candidate.begin, nearest, tools)
             if chosen is not None:
                 name, (line_start, line_end) = chosen
-                reply.calls.append(RawCall(name, candidate.value, (line_start, candidate.end)))
+                reply.calls.append(reply.call(name, candidate.value, (line_start, candidate.end)))
                 if text.find("\n", line_end, candidate.begin) < 0:
                     reply.note(f"call {len(reply.calls)}: the name and the arguments share a line")
                 if reply.compliant and ((line_start, line_end) != nearest

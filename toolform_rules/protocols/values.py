@@ -513,10 +513,11 @@ def lenient_json(text: str) -> Any:
 NOT_JSON: Any = object()
 
 
-def read_lenient(text: str) -> Any:
+def read_lenient(text: str, decoder: json.JSONDecoder = _LENIENT_DECODER) -> Any:
     """:func:`lenient_json`, telling a text the grammar cannot read either (``NOT_JSON``: it holds a token
     ``json_values.lark`` has no terminal for — a stray word or character, a quote that never closes)
     from one the grammar may read (``_MISSING``: a comma after white space, a bracket out of place).
+    ``decoder``: what reads the text once rewritten as strict JSON (one with ``strict=False``).
 
     >>> read_lenient("{'a': yes}") is NOT_JSON, read_lenient("{'a': 1 ,}") is _MISSING
     (True, True)
@@ -528,7 +529,7 @@ def read_lenient(text: str) -> Any:
     except ValueError:
         return _MISSING
     try:
-        return _LENIENT_DECODER.decode(strict)
+        return decoder.decode(strict)
     except (ValueError, RecursionError):
         return _MISSING
 

@@ -45,6 +45,7 @@ from ..calls import ToolCall
 from ..grammar import Token
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo, RawCall
+from .duplicates import where as twice_at
 from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, end_outside_cdata, excerpt,
                             tag_attribute, text_of, top_level_resumes, xml_escape, xml_text, xml_unescape, xml_value)
 from .reading import GrammarBudget
@@ -331,6 +332,7 @@ def _extraction(tree: XmlCallTree, text: str, budget: GrammarBudget | None = Non
             notes.append((invoke.start, f"the <{invoke.word}> element is not closed"))
         name = invoke.name
         arguments: dict[str, Any] = {}
+        twice: list[str] = []
         paired = True
         for part in invoke.parts:
             if not part.closed:
@@ -356,13 +358,14 @@ def _extraction(tree: XmlCallTree, text: str, budget: GrammarBudget | None = Non
             for key, value, where in written:
                 if key in arguments:
                     notes.append((where, f"parameter {key!r} is given twice; the last one counts"))
+                    twice.append(twice_at((), key))
                 arguments[key] = value
         if name is None:
             notes.append((invoke.start, f"an <{invoke.word}> that names no tool (by a name attribute or a <tool_name>) "
                                         "was skipped"))
             continue
         if paired:
-            calls.append(RawCall(name, arguments, (invoke.start, invoke.end)))
+            calls.append(RawCall(name, arguments, (invoke.start, invoke.end), tuple(dict.fromkeys(twice))))
     notes.extend((start, "the <function_calls> block is not closed") for start in tree.unclosed_blocks)
     inner = next(((at, gap) for gap, at in tree.inner_prose if not gap.isspace()), None)
     if inner is not None:  # (the first: one note says it)

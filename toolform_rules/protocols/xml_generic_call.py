@@ -38,6 +38,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo, RawCall
+from .duplicates import where
 from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, excerpt, tag_attribute, text_of,
                             top_level_resumes, xml_escape, xml_text, xml_unescape)
 from .reading import GrammarBudget
@@ -185,7 +186,8 @@ def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
     return out
 
 
-def _arguments(root: _Element, notes: list[tuple[int, str]]) -> dict[str, Any]:
+def _arguments(root: _Element, notes: list[tuple[int, str]], twice: list[str]) -> dict[str, Any]:
+    """The arguments an <args> element holds; ``twice`` gets where one is given twice (its last value counts)."""
     for text, at in root.texts:
         if not text.isspace():
             notes.append((at, f"text inside <args> was ignored: {excerpt(text)}"))
@@ -194,6 +196,7 @@ def _arguments(root: _Element, notes: list[tuple[int, str]]) -> dict[str, Any]:
     for child in root.children:
         if child.name in arguments:
             notes.append((child.start, f"argument {child.name!r} is given twice; the last one counts"))
+            twice.append(where((), child.name))
         arguments[child.name] = _value(child, notes)
     return arguments
 
@@ -206,8 +209,9 @@ def _from_tree(tree: XmlGenericTree, text: str, budget: GrammarBudget | None = N
         if not call.name:
             notes.append((call.start, "a <call> without a <tool> was skipped"))
             continue
-        arguments = _arguments(call.arguments, notes) if call.arguments is not None else {}
-        calls.append(RawCall(call.name, arguments, (call.start, call.end)))
+        twice: list[str] = []
+        arguments = _arguments(call.arguments, notes, twice) if call.arguments is not None else {}
+        calls.append(RawCall(call.name, arguments, (call.start, call.end), tuple(dict.fromkeys(twice))))
     return tree.extraction(calls, notes, text, "no <call> element was found")
 
 

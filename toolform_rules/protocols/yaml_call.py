@@ -45,6 +45,7 @@ from ..limits import Limits
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
+from .duplicates import Repeats
 from .markup_family import (STRICT_JSON, UNREAD, LineCounter, calls_from_document, excerpt, fenced_blocks, flow_text,
                             only_fences, read_document, unescape)
 from .reading import GrammarBudget, tool_of
@@ -422,6 +423,9 @@ class YamlLines(Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.failure: GrammarFailure | None = None
+        #: the flow mappings that give a key twice (the last value counts, as in a block mapping), and where
+        self.repeats = Repeats()
+        self.problems: list[tuple[int, int, str]] = []
 
     def flow_seq(self, items: list) -> _Flow:
         values = [_scalar(item)[0] for item in items[1:] if not (isinstance(item, Token) and item.type == "NL")]
@@ -431,6 +435,11 @@ class YamlLines(Transformer):
         table: dict[str, Any] = {}
         for item in items[1:]:
             if isinstance(item, tuple):
+                if item[0] in table:
+                    self.repeats.record(table, (item[0],))
+                    opening = items[0]  # (the source's first line is the one put before the text)
+                    self.problems.append(((opening.line or 2) - 1, opening.column or 1,
+                                          f"key {item[0]!r} is given twice; the last one counts"))
                 table[item[0]] = item[1]
         return _Flow(table, items[0])
 
@@ -553,6 +562,7 @@ class _Nester:
         self.lines = lines
         self.i = 0
         self.problems: list[tuple[int, int, str]] = []
+        self.repeats = Repeats()
 
     def fail(self, line: _Line, what: str) -> GrammarFailure:
         return GrammarFailure("yaml_call", line.line, line.column + 1, ("a line at an indentation that fits",), what)
@@ -621,12 +631,14 @@ class _Nester:
             if line.key in table:
                 self.problems.append((line.line, line.column + 1, f"key {line.key!r} is given twice; the last one "
                                                                   "counts"))
+                self.repeats.record(table, (line.key,))
             table[line.key] = value
         return table
 
 
-def _by_grammar(text: str) -> tuple[Any, list[str]]:
-    """The document by the grammar: ``text`` with a line break put before it, so every line starts with one."""
+def _by_grammar(text: str) -> tuple[Any, list[str], Repeats]:
+    """The document by the grammar: ``text`` with a line break put before it, so every line starts with one.
+    Also the mappings that give a key twice."""
     source = "\n" + text.replace("\r\n", "\n")
     try:
         tree = parse("yaml_call", source)
@@ -641,7 +653,9 @@ def _by_grammar(text: str) -> tuple[Any, list[str]]:
         line.line -= 1
     nester = _Nester(lines)
     document = nester.document()
-    return document, [f"line {line}, column {column}: {what}" for line, column, what in nester.problems]
+    nester.repeats.merge(transformer.repeats)
+    problems = sorted(transformer.problems + nester.problems)
+    return document, [f"line {line}, column {column}: {what}" for line, column, what in problems], nester.repeats
 
 
 # ---------------------------------------------------------------------------------------------
@@ -816,7 +830,7 @@ class YamlCall(Protocol):
             if isinstance(found, str):
                 notes.append(found)
                 continue
-            document, problems = found
+            document, problems, repeats = found
             if problems:
                 line0 = line_of(start)[0] - 1
                 notes.extend(_relined(problem, line0) for problem in problems)
@@ -828,7 +842,7 @@ class YamlCall(Protocol):
                 words = _cut_at_a_sentence(name, arguments, text[start:end], tools)
                 if words is not None:
                     notes.append(f"words after the YAML were ignored: {excerpt(words)}")
-                calls.append(RawCall(name, arguments, (start, end)))
+                calls.append(RawCall(name, arguments, (start, end), repeats.of(arguments) if repeats else ()))
         covered = sorted(documents)
         outside = text[:covered[0][0]] + "".join(text[a[1]:b[0]] for a, b in zip(covered, covered[1:])) + \
             text[covered[-1][1]:]

@@ -27,6 +27,7 @@ from ...calls import ToolCall
 from ...limits import Limits
 from ...schema.toolset import Toolset
 from ..base import Extraction, Protocol, ProtocolInfo, RawCall
+from ..duplicates import noted
 from ..reading import MAX_NOTES, text_outside
 from .catalogue import FormatEntry, builtin_catalogue
 from .template import Capture, Context, compile_pieces, first_pattern, flat, match, regular_runs, render
@@ -137,9 +138,15 @@ class NativeFormat(Protocol):
                 found.append((cap.name, cap.arguments if cap.arguments is not None else {}))
             for name, arguments in found:
                 if isinstance(arguments, str):  # an input written as text: the tool's one text parameter
-                    arguments = self._read_input(arguments, name, tools)
+                    arguments = self._read_input(arguments, name, tools, ctx)
                 if isinstance(arguments, dict):
-                    calls.append(RawCall(name, arguments, (start, end)))
+                    if ctx.repeats is None:
+                        calls.append(RawCall(name, arguments, (start, end)))
+                        continue
+                    places = ctx.repeats.of(arguments)
+                    if places and len(notes) < MAX_NOTES:
+                        notes.append(noted(name, places))
+                    calls.append(RawCall(name, arguments, (start, end), places))
                 elif len(notes) < MAX_NOTES:
                     notes.append(f"the arguments of {name!r} at {_line_column(text, start)} are not an object")
             for place in cap.skipped:
@@ -165,14 +172,23 @@ class NativeFormat(Protocol):
             content = content.replace(marker, "")
         return content.strip()
 
-    def _read_with(self, protocol_id: str, body: str, tools: Toolset | None, limits: Limits) -> list[tuple[str, Any]]:
-        return self.protocol_of(protocol_id).calls_in(body, tools, limits=limits)
+    def _read_with(self, protocol_id: str, body: str, tools: Toolset | None, limits: Limits,
+                   ctx: Context | None = None) -> list[tuple[str, Any]]:
+        calls = self.protocol_of(protocol_id).raw_calls(body, tools, limits=limits)
+        for call in calls:
+            if call.duplicates and ctx is not None:  # (kept by the arguments' identity, for the call made of them)
+                ctx.found().calls[id(call.arguments)] = call.arguments, call.duplicates
+        return [(call.name, call.arguments) for call in calls]
 
     @staticmethod
-    def _read_input(body: str, name: str | None, tools: Toolset | None) -> Any:
+    def _read_input(body: str, name: str | None, tools: Toolset | None, ctx: Context | None = None) -> Any:
         from ..react import read_input
 
-        return read_input(body, name or "", tools)[0]
+        twice: list[str] = []
+        arguments = read_input(body, name or "", tools, twice=twice)[0]
+        if twice and ctx is not None:  # (kept by the arguments' identity, for the call made of them)
+            ctx.found().calls[id(arguments)] = arguments, tuple(twice)
+        return arguments
 
     def call_starts(self, text: str, start: int) -> tuple[int, str, int] | None:
         """The first call at or after ``start`` whose name is written: (where it starts, its name, where its

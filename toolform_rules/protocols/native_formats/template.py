@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any, Callable
 
+from ..duplicates import Repeats, may_repeat, reread
 from ..values import brackets, group_end
 from .catalogue import UNTIL_LITERAL, Either, FormatEntry, Optional_, Piece, Slot, following_literals
 
@@ -131,7 +132,7 @@ class Context:
     """One reply being read: the text, the entry, the finder, the furthest failure, helpers from the protocol."""
 
     __slots__ = ("text", "entry", "parameter", "flat_parameter", "finder", "failed_at", "expected", "committed",
-                 "read_with", "read_input", "tools", "limits", "fused_from")
+                 "read_with", "read_input", "tools", "limits", "fused_from", "repeats")
 
     def __init__(self, text: str, entry: FormatEntry, parameter: tuple[tuple, ...],
                  flat_parameter: tuple[tuple, ...] | None, read_with: Callable[..., list[tuple[str, Any]]],
@@ -145,10 +146,37 @@ class Context:
         #: where a parameter may next be read by one pattern (see :func:`_flat_parameters`): past all that such
         #: a pattern has read, so that none reads a character twice
         self.fused_from = 0
+        #: the objects read that hold a key written twice (``None`` until one is found)
+        self.repeats: Repeats | None = None
 
     def fail(self, at: int, expected: str) -> None:
         if at > self.failed_at:
             self.failed_at, self.expected = at, expected
+
+    def found(self) -> Repeats:
+        """:attr:`repeats`, made when first needed."""
+        if self.repeats is None:
+            self.repeats = Repeats()
+        return self.repeats
+
+    def checked(self, value: Any, text: str, start: int, end: int) -> Any:
+        """``value``, strict JSON read from ``text[start:end]`` — read again, its objects' keys written twice
+        recorded, when it may hold one (:func:`~toolform_rules.protocols.duplicates.may_repeat`)."""
+        return value if not may_repeat(value, text, start, end) else self.read_again(value, text, start, end)
+
+    def read_again(self, value: Any, text: str, start: int, end: int) -> Any:
+        """``value``, strict JSON read from ``text[start:end]``, read again recording its objects' keys written
+        twice (when no reader takes it again, ``value`` as it is)."""
+        again = reread(text[start:end])
+        if again is None:
+            return value
+        if again[1]:
+            self.found().merge(again[1])
+        return again[0]
+
+    def parameter_again(self, arguments: dict[str, Any], key: str) -> None:
+        """The parameter ``key`` is written again (its last value is kept)."""
+        self.found().record(arguments, (key,))
 
 
 # A template compiled for reading: a tuple of steps, each a tuple whose first item says what it is.  RUN is a
@@ -330,17 +358,20 @@ def _json_at(text: str, at: int, ctx: Context, what: str) -> tuple[Any, int] | N
         ctx.fail(at, what)
         return None
     try:
-        return _DECODE(text, at)
+        value, end = _DECODE(text, at)
     except (ValueError, RecursionError) as err:
         ctx.fail(err.pos if isinstance(err, json.JSONDecodeError) else at, f"{what} (the JSON stops being JSON here)")
         return None
+    # (:meth:`Context.checked`, inline: every call's JSON passes here)
+    return (value if not may_repeat(value, text, at, end) else ctx.read_again(value, text, at, end)), end
 
 
-def call_of(obj: Any, entry: FormatEntry) -> tuple[str, Any] | None:
+def call_of(obj: Any, entry: FormatEntry, ctx: Context | None = None) -> tuple[str, Any] | None:
     """The (name, arguments) a JSON call object holds under the entry's keys; ``None`` if it is none.
 
     An object whose one key is not a name key and whose value is an object is ``{name: arguments}``
-    when the entry has no name keys (Apertus).
+    when the entry has no name keys (Apertus).  ``ctx``: the reply being read, which keeps the keys
+    the call object writes twice (:attr:`Context.repeats`).
     """
     if not isinstance(obj, dict):
         return None
@@ -357,7 +388,10 @@ def call_of(obj: Any, entry: FormatEntry) -> tuple[str, Any] | None:
             break
     else:
         function = obj.get("function")  # {"type": "function", "function": {...}}
-        return call_of(function, entry) if isinstance(function, dict) else None
+        found = call_of(function, entry, ctx) if isinstance(function, dict) else None
+        if found is not None and ctx is not None and ctx.repeats is not None:
+            ctx.repeats.call_object((obj,), found[1])
+        return found
     arguments: Any = {}
     for key in entry.argument_keys:
         if key in obj:
@@ -368,7 +402,10 @@ def call_of(obj: Any, entry: FormatEntry) -> tuple[str, Any] | None:
             decoded = json.loads(arguments)
         except (ValueError, RecursionError):
             decoded = None
-        arguments = decoded if isinstance(decoded, dict) else arguments
+        if isinstance(decoded, dict):
+            arguments = decoded if ctx is None else ctx.checked(decoded, arguments, 0, len(arguments))
+            if ctx is not None and ctx.repeats is not None:  # (the object holds their text, not them)
+                ctx.repeats.call_object((obj,), arguments)
     return name, arguments
 
 
@@ -385,6 +422,8 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
                 return None
             if cap.arguments is None:
                 cap.arguments = {}
+            if cap.key in cap.arguments:
+                ctx.parameter_again(cap.arguments, str(cap.key))
             cap.arguments[cap.key] = text[at + len(_CDATA):close]
             return close + len(_CDATA_END)
         if following is None:
@@ -402,16 +441,18 @@ def _slot(step: tuple, at: int, cap: Capture, ctx: Context) -> int | None:
                 end = len(text)
         body = text[at:end]
         if read_with:
-            cap.calls = (cap.calls or []) + ctx.read_with(read_with, body, ctx.tools, ctx.limits)
+            cap.calls = (cap.calls or []) + ctx.read_with(read_with, body, ctx.tools, ctx.limits, ctx)
         elif kind == "value":
             if entry.value_trim == "newline":
                 body = body[1:] if body[:1] == "\n" else body
                 body = body[:-1] if body[-1:] == "\n" else body
             if cap.arguments is None:
                 cap.arguments = {}
+            if cap.key in cap.arguments:
+                ctx.parameter_again(cap.arguments, str(cap.key))
             cap.arguments[cap.key] = body
         else:  # input
-            cap.arguments = ctx.read_input(body, cap.name, ctx.tools)
+            cap.arguments = ctx.read_input(body, cap.name, ctx.tools, ctx)
         return end
     at = _WS.match(text, at).end()  # type: ignore[union-attr]
     if kind == "name" or kind == "id" or kind == "word" or kind == "key":
@@ -534,6 +575,8 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
                 if trim:
                     body = body[1:] if body[:1] == "\n" else body
                     body = body[:-1] if body[-1:] == "\n" else body
+                if key in arguments:
+                    ctx.parameter_again(arguments, key)
                 arguments[key] = body
                 ctx.committed = True
                 at = ctx.fused_from = whole.end()
@@ -553,6 +596,8 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
             if close is None:
                 ctx.fail(len(text) if end < 0 else after, " or ".join(map(repr, closes)))
                 return at
+            if key in arguments:
+                ctx.parameter_again(arguments, key)
             arguments[key] = text[pos + len(_CDATA):end]
             pos = after + len(close)
         else:
@@ -567,6 +612,8 @@ def _flat_parameters(compiled: tuple, at: int, cap: Capture, ctx: Context) -> in
             if trim:
                 body = body[1:] if body[:1] == "\n" else body
                 body = body[:-1] if body[-1:] == "\n" else body
+            if key in arguments:
+                ctx.parameter_again(arguments, key)
             arguments[key] = body
             pos = end + len(close)
         if tail is not None:
@@ -606,7 +653,7 @@ def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
     while True:
         if pending is not _NONE:
             for item in pending if isinstance(pending, list) else [pending]:
-                found = call_of(item, entry)
+                found = call_of(item, entry, ctx)
                 if found is None:
                     ctx.fail(at, "JSON objects naming a tool")
                     return None
@@ -627,6 +674,7 @@ def _calls(kind: str, at: int, cap: Capture, ctx: Context) -> int | None:
             continue
         if call_of(pending, entry) is None:
             break
+        pending = ctx.checked(pending, text, more, next_end)
         end = next_end
     cap.calls = (cap.calls or []) + calls
     return end
