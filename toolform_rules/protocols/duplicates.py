@@ -161,7 +161,8 @@ class Repeats:
 
     An object is kept here while the reply is read, so its identity stays its own.  ``calls``: what a
     reader found of a call beside its arguments (the call object's own keys written twice), by the
-    identity of the call's arguments.
+    identity of the call's arguments.  Each object and each call is looked at a bounded number of times
+    (the objects that hold others are indexed once): linear in the reply, whatever it repeats.
 
     >>> repeats = Repeats()
     >>> value = json.JSONDecoder(object_pairs_hook=repeats.pairs).decode('{"a": {"b": 1, "b": 2}, "a2": 3}')
@@ -169,11 +170,14 @@ class Repeats:
     ('"b" in the arguments at a',)
     """
 
-    __slots__ = ("objects", "calls")
+    __slots__ = ("objects", "calls", "_holders", "_unindexed")
 
     def __init__(self) -> None:
         self.objects: dict[int, tuple[dict[str, Any], tuple[str, ...]]] = {}
         self.calls: dict[int, tuple[dict[str, Any], tuple[str, ...]]] = {}
+        #: the objects the recorded ones hold, by identity: (the one that holds it, it) (see :meth:`_holder`)
+        self._holders: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._unindexed: list[dict[str, Any]] = []
 
     def __bool__(self) -> bool:
         return bool(self.objects) or bool(self.calls)
@@ -183,6 +187,8 @@ class Repeats:
         known = self.objects.get(id(obj))
         if known is not None:
             keys = tuple(dict.fromkeys(known[1] + keys))
+        else:
+            self._unindexed.append(obj)
         self.objects[id(obj)] = obj, keys
 
     def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -208,20 +214,32 @@ class Repeats:
             self.calls[id(arguments)] = arguments, tuple(found)
 
     def merge(self, other: "Repeats") -> None:
-        self.objects.update(other.objects)
+        for obj, keys in other.objects.values():
+            self.record(obj, keys)
         self.calls.update(other.calls)
 
-    def of(self, arguments: Any, outside: tuple[str, ...] = ()) -> tuple[str, ...]:
-        """Where the call whose arguments are ``arguments`` holds keys written twice: what a reader recorded
-        of it beside them (the call object's keys), ``outside``, then those of the arguments' objects."""
+    def of(self, arguments: Any) -> tuple[str, ...]:
+        """Where the call whose arguments are ``arguments`` writes keys twice: what a reader recorded of it
+        beside them, the keys of the object that holds them (the call object), then those of the objects
+        among the arguments, by their paths."""
         known = self.calls.get(id(arguments))
-        found = list(known[1] if known is not None and known[0] is arguments else ()) + list(outside)
-        for obj, keys in self.objects.values():  # an object that holds the arguments is the call's own
-            if obj is not arguments and any(item is arguments for item in obj.values()):
-                found.extend(in_call_object(key) for key in keys if key in obj)
+        found = list(known[1]) if known is not None and known[0] is arguments else []
+        holder = self._holder(arguments)
+        if holder is not None:
+            found.extend(in_call_object(key) for key in self.objects[id(holder)][1] if key in holder)
         if self.objects:
             self._inside(arguments, (), found, 0)
         return tuple(dict.fromkeys(found))
+
+    def _holder(self, value: Any) -> dict[str, Any] | None:
+        """The recorded object that holds ``value`` as one of its values, if one does."""
+        for obj in self._unindexed:  # (each recorded object is looked into once)
+            for item in obj.values():
+                if type(item) is dict:
+                    self._holders[id(item)] = obj, item
+        self._unindexed.clear()
+        held = self._holders.get(id(value))
+        return held[0] if held is not None and held[1] is value else None
 
     def _inside(self, value: Any, path: tuple[str | int, ...], found: list[str], depth: int) -> None:
         if depth > 64:  # (a call's arguments nest far less deep; the walk stays bounded whatever they hold)
