@@ -83,16 +83,19 @@ def test_the_issue_s_reply() -> None:
     assert written.rejected[0].reason == 'duplicate key "value" in the arguments: as written the call is ambiguous'
 
 
-def test_the_reference_reads_the_last_value_silently() -> None:
-    """Divergence from the reference: it keeps the last value and says nothing, under every rule; we say so, and
-    refuse the call as written."""
-    text = ('{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 5, "value": 7, '
-            '"term_months": 12}}')
+@pytest.mark.parametrize("protocol_id", ["json_object", "native", "tool_call_tags", "react", "python_call", "xml_call",
+                                         "function_tags", "yaml_call", "toml_call", "key_value_call", "cli_call"])
+def test_the_reference_reads_the_last_value_silently(protocol_id: str) -> None:
+    """Divergence from the reference: it keeps the last value and says nothing, under every rule (the call is
+    accepted as written); we keep the last value with a repair line (and a note) naming the key, and refuse
+    the call as written."""
+    text = _twice(protocol_id)
     for rule in ("main", "as_written"):
-        ref = ref_parse_reply(text, ref_sample_toolset(), "json_object", rule=rule).to_dict()
-        assert ref["calls"][0]["arguments"]["value"] == 7 and ref["calls"][0]["repairs"] == [] and ref["note"] == ""
-        ours = parse_reply(text, TOOLS, "json_object", rule=rule)
-        assert (ours.calls[0].repairs == (REPAIR,)) if rule == "main" else (ours.rejected and not ours.calls)
+        ref = ref_parse_reply(text, ref_sample_toolset(), protocol_id, rule=rule).to_dict()
+        assert len(ref["calls"]) == 1 and not ref["rejected"] and ref["note"] == ""
+        assert str(ref["calls"][0]["arguments"]["value"]) in ("7", "7.0") and ref["calls"][0]["repairs"] == []
+        ours = parse_reply(text, TOOLS, protocol_id, rule=rule)
+        assert (REPAIR in ours.calls[0].repairs) if rule == "main" else (ours.rejected and not ours.calls)
 
 
 _NESTED = '"contract_details": {"contract_id": "C-1", "status": "draft", "status": "final"}'
@@ -232,8 +235,9 @@ def test_a_rendered_call_is_never_said_to_give_a_key_twice(protocol_id: str, arg
 
 # --- the look that finds them ------------------------------------------------------------------
 
-_PAIRS = st.lists(st.tuples(st.sampled_from(["a", "b", "c:d", "e"]),
-                            st.one_of(st.integers(0, 9), st.sampled_from(["x", ":", "a:b", "\\u003a", "\\u003A"]))),
+_PAIRS = st.lists(st.tuples(st.sampled_from(["a", "b", "c:d", "e", "u://v"]),
+                            st.one_of(st.integers(0, 9), st.sampled_from(["x", ":", "a:b", "\\u003a", "\\u003A",
+                                                                          "http://x", "://"]))),
                   max_size=5)
 
 

@@ -35,9 +35,10 @@ def may_repeat(value: Any, text: str, start: int = 0, end: int | None = None) ->
     Every key stands before a colon of its own, so the text's colons are its keys and the colons inside
     its strings.  A value whose objects hold as many keys as the text holds colons has no key written
     twice; the keys are counted from the top (a call object's, its arguments', the objects' among them),
-    and the count stops as soon as it reaches the colons.  Else all keys are counted, and the colons inside
-    the value's strings (:func:`_counts`) less those the text writes as escapes: a text that writes a key
-    twice holds more colons than its value's keys and strings, whatever the strings hold.
+    and the count stops as soon as it reaches the colons (or the colons less those of URLs, which stand in
+    strings).  Else all keys are counted, and the colons inside the value's strings (:func:`_counts`) less
+    those the text writes as escapes: a text that writes a key twice holds more colons than its value's
+    keys and strings, whatever the strings hold.
 
     >>> may_repeat({"a": 1}, '{"a": 1}'), may_repeat({"a": 2}, '{"a": 1, "a": 2}')
     (False, True)
@@ -68,6 +69,9 @@ def may_repeat(value: Any, text: str, start: int = 0, end: int | None = None) ->
         if keys == colons:
             return False
     else:
+        return False
+    # a colon before "//" stands in a string (a URL's): no key's value starts with a slash
+    if keys == colons - text.count("://", start, len(text) if end is None else end):
         return False
     keys, inside = _counts(value, [0, 0])
     if inside:  # a colon written as an escape (\u003a) is one in the value's strings, not in the text: at most
