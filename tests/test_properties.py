@@ -40,11 +40,22 @@ def test_nothing_the_caller_passes_is_modified(data: st.DataObject) -> None:
     doc_before, call_before = copy.deepcopy(doc), copy.deepcopy(call)
     toolset = load_tools([doc])
     for profile in ("sdk", "study", "jsonschema"):
-        validate_arguments(call, toolset, profile=profile)
+        _unless_refused_for_a_pattern(lambda: validate_arguments(call, toolset, profile=profile))
     normalize_call(call, toolset.tools[0], "normalized")
     normalize_call(call, toolset.tools[0], "strict")
-    validate_instance(call["arguments"], doc["parameters"])
+    _unless_refused_for_a_pattern(lambda: validate_instance(call["arguments"], doc["parameters"]))
     assert call == call_before and doc == doc_before
+
+
+def _unless_refused_for_a_pattern(run):
+    """``run()``; or ``None`` when the jsonschema profile refuses the tool for a pattern that no ECMA-262
+    reading compiles (callgen's patterns include ``[`` and Python's ``(?i)``): as JSON Schema says, such a
+    schema is invalid (issue 28), while sdk and study skip the pattern."""
+    try:
+        return run()
+    except LoaderError as err:
+        assert "pattern" in str(err) and "ECMA-262" in str(err), err
+        return None
 
 
 @SETTINGS
@@ -74,8 +85,9 @@ def test_normalised_output_shares_no_container_with_the_input(data: st.DataObjec
 def test_a_report_is_consistent_with_itself(data: st.DataObject) -> None:
     doc = data.draw(tools())
     call = {"name": doc["name"], "arguments": data.draw(arguments(doc["parameters"]))}
-    report = validate_arguments(call, load_tools([doc]), profile=data.draw(st.sampled_from(["sdk", "study",
-                                                                                          "jsonschema"])))
+    profile = data.draw(st.sampled_from(["sdk", "study", "jsonschema"]))
+    report = _unless_refused_for_a_pattern(lambda: validate_arguments(call, load_tools([doc]), profile=profile))
+    assume(report is not None)
     as_dict = report.to_dict()
     assert list(as_dict) == ["ok", "unknown_tool", "missing_required", "unknown_args", "type_errors",
                              "enum_errors", "constraint_errors", "n_errors"]
@@ -163,7 +175,9 @@ def test_findings_are_ordered_only_where_they_can_come_out_of_order(data: st.Dat
     tool = load_tools([doc]).tools[0]
     arguments_ = _with_strangers(data.draw(arguments(doc["parameters"])), data)
     for profile in ("sdk", "study", "jsonschema"):
-        program = program_for(tool, profile, DEFAULT_LIMITS, None)
+        program = _unless_refused_for_a_pattern(lambda: program_for(tool, profile, DEFAULT_LIMITS, None))
+        if program is None:
+            continue
         shared = SharedNodes.of(builtin_rules().profile_rules(profile), None, DEFAULT_LIMITS)
         ordered_always = attrs.evolve(program, late_rules=shared.late_rules, positional_rules=shared.positional_rules)
         assert program.run(arguments_).findings == ordered_always.run(arguments_).findings, profile
@@ -200,7 +214,10 @@ def test_the_jsonschema_profile_agrees_with_python_jsonschema(schema: dict, data
         expected = jsonschema.Draft202012Validator(schema).is_valid(instance)
     except re.error:  # python-jsonschema fails on a pattern that does not compile; nothing to compare
         assume(False)
-    assert validate_instance(instance, schema).ok == expected
+    # (python-jsonschema reads a pattern as Python does, so it takes (?i); we read ECMA-262, which refuses it)
+    report = _unless_refused_for_a_pattern(lambda: validate_instance(instance, schema))
+    assume(report is not None)
+    assert report.ok == expected
 
 
 @SETTINGS

@@ -277,7 +277,9 @@ def _finish(args: argparse.Namespace, tally: Tally, summary: dict[str, Any], tex
     summary["seconds"] = round(time.perf_counter() - started, 3)
     if args.out is not None:
         summary["written"] = tally.get("records", "written")
-        text += f"\n{summary['written']:,} result{'s' * (summary['written'] != 1)} written to {args.out}"
+        first, *rest = text.split("\n")  # (the counts' first line: a report above it ends with the counts)
+        text = "\n".join([f"{first}; {summary['written']:,} result{'s' * (summary['written'] != 1)} written to "
+                           f"{args.out}", *rest])
     if args.summary:
         with open_output(args.summary) as handle:
             assert handle is not None

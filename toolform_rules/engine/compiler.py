@@ -22,7 +22,7 @@ from ..schema.ir import Schema, Tool, content_key
 from ..schema.names import canonical_name
 from ..limits import Limits
 from .context import (Bound, Check, Members, NodeContext, Path, Present, Reporter, Size, Transform, TypeGate,
-                      accept, make_reporter)
+                      accept, accept_nothing, make_reporter)
 from .report import Finding, ValidationReport, VALID, report_of, rule_ids
 from .rules import Rule, RuleSet
 
@@ -139,10 +139,10 @@ class Compiler:
         gate = self.shared.gates.get(check)
         return _NO_TYPES if gate is None else gate.passing_types
 
-    def quick_look(self, check: Check) -> tuple[type | None, Callable[[Any], bool] | None]:
+    def quick_look(self, check: Check) -> tuple[type | None, Callable[[Any], bool]]:
         """The type whose values ``check`` passes after a quick look, when it is a type gate's, with that look."""
         gate = self.shared.gates.get(check)
-        return (None, None) if gate is None else (gate.looked_at, gate.look)
+        return (None, accept_nothing) if gate is None else (gate.looked_at, gate.look)
 
     def reporter(self, rule: Rule, template: str | None = None) -> Reporter:
         """The reporter of ``rule`` (or of its operation's template option ``template``), made once per profile."""

@@ -39,6 +39,11 @@ def accept(value: Any, path: Path, out: list) -> bool:
     return False
 
 
+def accept_nothing(_value: Any) -> bool:
+    """The quick look of a gate that looks at no type: it passes nothing."""
+    return False
+
+
 @attrs.frozen
 class TypeGate:
     """A type check that accepts the Python types ``passing_types`` outright.
@@ -56,7 +61,7 @@ class TypeGate:
     check: Check
     passing_types: frozenset[type]
     looked_at: type | None = None
-    look: Callable[[Any], bool] | None = None
+    look: Callable[[Any], bool] = accept_nothing
 
 
 @attrs.frozen
@@ -294,7 +299,7 @@ class NodeContext:
         """The Python types ``check`` (a compiled child) accepts outright: a type gate's, else none."""
         return self.compiler.passing_types(check)
 
-    def quick_look(self, check: Check) -> tuple[type | None, Callable[[Any], bool] | None]:
+    def quick_look(self, check: Check) -> tuple[type | None, Callable[[Any], bool]]:
         """The type ``check`` (a compiled child) passes after a quick look, with that look: a type gate's
         (:attr:`TypeGate.looked_at`, :attr:`TypeGate.look`), else ``(None, None)``."""
         return self.compiler.quick_look(check)

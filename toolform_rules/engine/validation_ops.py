@@ -27,7 +27,8 @@ import re
 from typing import Any, Callable, Iterable, Sized
 
 
-from .context import Bound, Check, Members, NodeContext, Present, Size, TypeGate, accept, make_reporter
+from .context import (Bound, Check, Members, NodeContext, Present, Size, TypeGate, accept, accept_nothing,
+                      make_reporter)
 from .declarations import Operation, Option, operation, template
 from ..schema.ir import Schema
 from ..jsonvalues import (EXACT_TYPES, first_not_json, is_json_type, is_multiple_of, json_equal, not_json_reason,
@@ -90,7 +91,7 @@ def _has_const(node: Schema) -> bool:
 _LOOKED_AT = frozenset({str, float})
 #: JSON type -> its looked-at Python type and a test in C that passes most of its values at once (ASCII
 #: text, a finite float; other text is looked at whole)
-_QUICK_LOOK: dict[str, tuple[type, Callable[[Any], bool]]] = {"string": (str, str.isascii),
+_QUICK_LOOK: dict[str, tuple[type | None, Callable[[Any], bool]]] = {"string": (str, str.isascii),
                                                               "number": (float, math.isfinite)}
 
 
@@ -219,7 +220,7 @@ def type_(rule: Rule, node: Schema, ctx: NodeContext) -> Check | TypeGate | None
     if len(types) == 1:
         (name,) = types
         exact = _passing_types(name)
-        looked_at, look = _QUICK_LOOK.get(name, (None, None))
+        looked_at, look = _QUICK_LOOK.get(name, (None, accept_nothing))
         test = _type_test(name, integral)
         settled = _settled_types(name, integral)
 
