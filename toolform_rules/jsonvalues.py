@@ -9,11 +9,10 @@ JSON type: :func:`is_json_type` says so, :func:`not_json_reason` says why, and
 
 from __future__ import annotations
 
-import collections
 import json
 import math
 import re
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 NoneType = type(None)
 
@@ -250,12 +249,12 @@ def loads_noting_duplicates(text: str) -> tuple[Any, list[tuple[str, str]]]:
     >>> loads_noting_duplicates('{"name": "f", "arguments": {"v": 5, "v": -1}}')
     ({'name': 'f', 'arguments': {'v': -1}}, [('arguments', 'v')])
     """
-    repeated: dict[int, list[str]] = {}
+    repeated: dict[int, tuple[str, ...]] = {}
 
     def noting(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         made = dict(pairs)
         if len(made) < len(pairs):
-            repeated[id(made)] = [k for k, n in collections.Counter(k for k, _ in pairs).items() if n > 1]
+            repeated[id(made)] = keys_twice(pairs)
         return made
 
     doc = json.loads(text, object_pairs_hook=noting)
@@ -266,6 +265,21 @@ def loads_noting_duplicates(text: str) -> tuple[Any, list[tuple[str, str]]]:
         for key in repeated.get(id(item), ()):
             found.append((path, key))
     return doc, found
+
+
+def keys_twice(pairs: Iterable[tuple[Any, Any]]) -> tuple[str, ...]:
+    """The keys written more than once among ``pairs``, each once, in the order they repeat.
+
+    >>> keys_twice([("a", 1), ("b", 2), ("a", 3), ("b", 4), ("a", 5)])
+    ('a', 'b')
+    """
+    seen: set[Any] = set()
+    twice: dict[str, None] = {}
+    for key, _ in pairs:
+        if key in seen:
+            twice[str(key)] = None
+        seen.add(key)
+    return tuple(twice)
 
 
 def _containers(value: Any, path: str) -> Iterator[tuple[str, Any]]:

@@ -86,13 +86,13 @@ def _has_const(node: Schema) -> bool:
     return node.const is not ABSENT
 
 
-#: The Python types a value of which may still be no JSON value (a ``str`` with a lone surrogate, a
-#: ``float`` NaN or infinity): no type gate passes them on their type alone.
-_LOOKED_AT = frozenset({str, float})
-#: JSON type -> its looked-at Python type and a test in C that passes most of its values at once (ASCII
-#: text, a finite float; other text is looked at whole)
+#: JSON type -> the Python type of its values that may still be no JSON value (a ``str`` with a lone
+#: surrogate, a ``float`` NaN or infinity), and a test in C that passes most of them at once (ASCII text,
+#: a finite float; other text is looked at whole)
 _QUICK_LOOK: dict[str, tuple[type | None, Callable[[Any], bool]]] = {"string": (str, str.isascii),
                                                               "number": (float, math.isfinite)}
+#: the looked-at types: no type gate passes them on their type alone
+_LOOKED_AT = frozenset(kind for kind, _ in _QUICK_LOOK.values())
 
 
 def _passing_types(name: str) -> frozenset[type]:

@@ -21,6 +21,7 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ..engine.report import format_path
+from ..jsonvalues import keys_twice
 from ..grammar import parse
 from .reading import GrammarBudget
 from .values import NOT_JSON, JsonValues, _MISSING, read_lenient
@@ -88,39 +89,22 @@ def _counts(value: Any, counts: list[int]) -> list[int]:
     """
     if type(value) is dict:
         counts[0] += len(value)
-        for key, item in value.items():
+        for key in value:
             if ":" in key:
                 counts[1] += key.count(":")
-            kind = type(item)
-            if kind is str:
-                if ":" in item:
-                    counts[1] += item.count(":")
-            elif kind is dict or kind is list:
-                _counts(item, counts)
+        items: Iterable[Any] = value.values()
     elif type(value) is list:
-        for item in value:
-            kind = type(item)
-            if kind is str:
-                if ":" in item:
-                    counts[1] += item.count(":")
-            elif kind is dict or kind is list:
-                _counts(item, counts)
+        items = value
+    else:
+        return counts
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if ":" in item:
+                counts[1] += item.count(":")
+        elif kind is dict or kind is list:
+            _counts(item, counts)
     return counts
-
-
-def keys_twice(pairs: Iterable[tuple[Any, Any]]) -> tuple[str, ...]:
-    """The keys written more than once among ``pairs``, each once, in the order they repeat.
-
-    >>> keys_twice([("a", 1), ("b", 2), ("a", 3), ("b", 4), ("a", 5)])
-    ('a', 'b')
-    """
-    seen: set[Any] = set()
-    twice: dict[str, None] = {}
-    for key, _ in pairs:
-        if key in seen:
-            twice[str(key)] = None
-        seen.add(key)
-    return tuple(twice)
 
 
 def where(path: tuple[str | int, ...], key: str) -> str:
