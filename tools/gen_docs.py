@@ -3,7 +3,7 @@
     python tools/gen_docs.py          # rewrite docs/rules.md, docs/protocols.md's reference, README's example
     python tools/gen_docs.py --check  # exit 1 when either is out of date
 
-docs/rules.md is ``toolform-rules rules --markdown``: every rule, then every registered
+docs/rules.md is ``reference_docs.rules_markdown()``: every rule, then every registered
 operation with the options, message fields and interactions it declares. In README.md,
 each ``$ toolform-rules ...`` line of a ```` ```console ```` block is followed by what the
 command prints now (the rules' file:line included), and ``$ echo $?`` by its exit code. tests/test_docs.py checks
@@ -19,16 +19,17 @@ import shlex
 import sys
 from pathlib import Path
 
-from toolform_rules.cli import main as cli, native_markdown, protocols_markdown, rules_markdown
+from reference_docs import native_markdown, protocols_markdown, rules_markdown
+from toolform_rules.cli import main as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DOC = ROOT / "docs" / "rules.md"
 README = ROOT / "README.md"
 PROTOCOLS_DOC = ROOT / "docs" / "protocols.md"
-_GENERATED = re.compile(r"(<!-- generated: toolform-rules protocols --markdown -->\n)(.*?)(<!-- end of generated -->)",
-                        re.S)
+_GENERATED = re.compile(r"(<!-- generated: python tools/gen_docs.py \(reference_docs.protocols_markdown\) -->\n)(.*?)"
+                        r"(<!-- end of generated -->)", re.S)
 _GENERATED_NATIVE = re.compile(
-    r"(<!-- generated: toolform-rules protocols --native --markdown -->\n)(.*?)(<!-- end of generated -->)", re.S)
+    r"(<!-- generated: python tools/gen_docs.py \(reference_docs.native_markdown\) -->\n)(.*?)(<!-- end of generated -->)", re.S)
 _CONSOLE = re.compile(r"(```console\n)(.*?)(```)", re.S)
 
 
