@@ -222,8 +222,9 @@ _JSON_STRING = r'"(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u[0-9A-Fa-f]{4})*"'
 _CALL_TABLE = re.compile(rf'\[\[call\]\]\nname = ({_JSON_STRING})\n\n\[call\.arguments\]'
                          rf'((?:\n(?:[A-Za-z0-9_-]++|{_JSON_STRING}) = [^\n]*+)*+)')
 _NEXT_CALL = re.compile(r"\n(?:[ \t]*\n)*(?=\[\[call\]\])")
-_STRINGS = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*")')
-_BARE_KEY_EQUALS = re.compile(r"([A-Za-z0-9_-]+) = ")
+# what the rendered values write differently from JSON, found from the left: a string (kept as it is), a bare key
+# and its "=", an "=" after a quoted key
+_NOT_JSON = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*")|([A-Za-z0-9_-]+) = | = ')
 _HEADER_LIKE = re.compile(r"\s*\[")
 _KEYVAL_LIKE = re.compile(r"""\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
                           r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*\s*=""")
@@ -232,19 +233,9 @@ _KEYVAL_LIKE = re.compile(r"""\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _inline(text: str) -> str:
-    """An inline table or array as the renderer writes it, rewritten as JSON text (strings untouched)."""
-    parts = _STRINGS.split(text)
-    for i in range(0, len(parts), 2):
-        part = parts[i]
-        if " = " in part:
-            if i and part.startswith(" = "):  # after a quoted key
-                part = ": " + part[3:]
-            pieces = _BARE_KEY_EQUALS.split(part)
-            for j in range(1, len(pieces), 2):
-                pieces[j] = '"' + pieces[j] + '": '
-            parts[i] = "".join(pieces)
-    return "".join(parts)
+def _as_json(text: str) -> str:
+    """Argument lines (and their inline tables and arrays) as the renderer writes them, as JSON text."""
+    return _NOT_JSON.sub(lambda m: m.group(1) or (f'"{m.group(2)}": ' if m.group(2) else ": "), text)
 
 
 def _table_json(found: re.Match[str]) -> str | None:
@@ -252,11 +243,7 @@ def _table_json(found: re.Match[str]) -> str | None:
     arguments = found.group(2)
     if "\\u" in arguments and _SURROGATE_ESCAPE.search(arguments):
         return None
-    if arguments.count(" = ") == arguments.count("\n") and '\n"' not in arguments:  # bare keys, plain values
-        arguments = arguments.replace(" = ", '": ').replace("\n", ', "')[2:]
-    else:  # quoted keys, inline tables: the strings kept as they are
-        arguments = _inline(arguments[1:]).replace("\n", ", ")
-    return '{"name": ' + found.group(1) + ', "arguments": {' + arguments + "}}"
+    return '{"name": ' + found.group(1) + ', "arguments": {' + _as_json(arguments[1:]).replace("\n", ", ") + "}}"
 
 
 def read_rendered(text: str) -> tuple[list[dict[str, Any]], int, int] | None:
