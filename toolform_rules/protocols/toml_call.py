@@ -224,7 +224,7 @@ _CALL_TABLE = re.compile(rf'\[\[call\]\]\nname = ({_JSON_STRING})\n\n\[call\.arg
 _NEXT_CALL = re.compile(r"\n(?:[ \t]*\n)*(?=\[\[call\]\])")
 # what the rendered values write differently from JSON, found from the left: a string (kept as it is), a bare key
 # and its "=", an "=" after a quoted key
-_NOT_JSON = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*")|([A-Za-z0-9_-]+) = | = ')
+_NOT_JSON = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]++|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*+")|([A-Za-z0-9_-]+) = | = ')
 _HEADER_LIKE = re.compile(r"\s*\[")
 _KEYVAL_LIKE = re.compile(r"""\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
                           r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*\s*=""")
