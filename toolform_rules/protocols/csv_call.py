@@ -190,7 +190,7 @@ class CsvCall(NameFirst):
         order = tool_parameters(tool) if tool is not None else list(call.arguments)
         last = max((i for i, name in enumerate(order) if name in call.arguments), default=-1)
         # a value that is not a parameter has no position: written after the rest
-        names = order[:last + 1] + [k for k in call.arguments if k not in order]
+        names = [*order[:last + 1], *(k for k in call.arguments if k not in order)]
         return ",".join([call.name] + [quote_field(value_text(call.arguments[name])) if name in call.arguments else ""
                                        for name in names])
 

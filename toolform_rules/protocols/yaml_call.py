@@ -308,7 +308,8 @@ class _Line:
     def __init__(self, kind: str, column: int, line: int, key: str = "") -> None:
         self.kind, self.column, self.line, self.key = kind, column, line, key
         self.value: Any = None
-        self.has_value, self.plain, self.blank_before = False, None, 0
+        self.plain: str | None = None
+        self.has_value, self.blank_before = False, 0
 
     def holding(self, value: Any, plain: str | None = None) -> _Line:
         self.value, self.plain, self.has_value = value, plain, True
