@@ -534,12 +534,13 @@ class TextProtocol(Protocol):
         spans: list[tuple[int, int, bool]] = []
         prose = False
         gap = resume = pos = 0  # where the text not yet judged prose or not starts; where a call may start
+        needle, fold, lone, lone_spaces = self.needle, self.fold_case, self.lone_names, self.lone_spaces  # (per line)
         for line in text.split("\n"):
             begin, pos = pos, pos + len(line) + 1
             if begin < resume:
                 continue
-            held = self.needle in (line.lower() if self.fold_case else line)
-            if not held and not (self.lone_names and line.strip().count(" ") <= self.lone_spaces):
+            held = needle in (line.lower() if fold else line)
+            if not held and not (lone and line.strip().count(" ") <= lone_spaces):
                 continue
             end = pos - 2 if line[-1:] == "\r" else pos - 1
             head = line[:min(end - begin, HEAD)]
