@@ -172,7 +172,7 @@ BLOCK = st.builds(lambda head, rest: head + rest, st.sampled_from(["TOOL: f", " 
                   st.text(alphabet="\n\r :=-* \tabTOL\"", max_size=30))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(segment=BLOCK)
 def test_fast_path_agrees_with_the_grammar(segment: str) -> None:
     """Any text: what the fast path reads the grammar reads alike."""

@@ -58,6 +58,13 @@ _BOOLEAN_WORDS = frozenset(("true", "false", "yes", "no", "on", "off", "y", "n",
 Tokens = tuple[str, list[tuple[str, str, str]]]
 
 
+def _piece(found: re.Match[str]) -> str:
+    single, double, escaped, bare = found.groups()
+    if double is not None:
+        return _DQ_ESCAPE.sub(lambda e: "" if e.group(1) == "\n" else e.group(1), double)
+    return single if single is not None else escaped if escaped is not None else bare
+
+
 def unquote_word(word: str) -> str:
     r"""The text a shell word stands for: quotes removed, escapes read.
 
@@ -66,18 +73,7 @@ def unquote_word(word: str) -> str:
     """
     if "'" not in word and '"' not in word and "\\" not in word:
         return word
-    out = []
-    for m in _PIECES.finditer(word):
-        single, double, escaped, bare = m.groups()
-        if single is not None:
-            out.append(single)
-        elif double is not None:
-            out.append(_DQ_ESCAPE.sub(lambda e: "" if e.group(1) == "\n" else e.group(1), double))
-        elif escaped is not None:
-            out.append(escaped)
-        else:
-            out.append(bare)
-    return "".join(out)
+    return "".join(map(_piece, _PIECES.finditer(word)))
 
 
 def quote_word(text: str) -> str:
@@ -161,19 +157,17 @@ class CliCall(TextProtocol):
         pending: str | None = None  # an option waiting for its value
         prose_at = _prose_after_flag(tokens, spelled, tool)
         for i, (option_eq, option, word) in enumerate(tokens):
-            if pending is not None and (not word or i == prose_at):
+            if pending is not None and (not word or i == prose_at):  # a flag: true
                 pairs.append(_named(pending, True, spelled))
                 pending = None
-            if option:
-                pending = option.lstrip("-")
-            elif option_eq:
+            if option_eq:
                 flag, _, raw = option_eq.partition("=")
                 pairs.append(_named(flag.lstrip("-"), unquote_word(raw), spelled))
-            elif pending is not None:
+            elif word and pending is not None:
                 pairs.append(_named(pending, unquote_word(word), spelled))
-                pending = None
-            else:
+            elif word:
                 left_out.append(word)
+            pending = option.lstrip("-") if option else None
         if pending is not None:
             pairs.append(_named(pending, True, spelled))
         if left_out:
@@ -185,16 +179,12 @@ class CliCall(TextProtocol):
     def render_call(self, call: ToolCall) -> str:
         parts = [call.name]
         for key, value in call.arguments.items():
-            flag = "--" + kebab(key)
-            if value is True:
-                parts.append(flag)
-                continue
+            parts.append("--" + kebab(key))
             text = value_text(value)
-            parts.append(flag)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and not text.lstrip("-")[:1].isalpha():
-                parts.append(text)  # numbers stand bare, negative ones too
-            else:
-                parts.append(quote_word(text))
+            if value is not True:  # (a true boolean is the bare flag; numbers stand bare, negative ones too)
+                number = isinstance(value, (int, float)) and not isinstance(value, bool) and \
+                    not text.lstrip("-")[:1].isalpha()
+                parts.append(text if number else quote_word(text))
         return " ".join(parts)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:

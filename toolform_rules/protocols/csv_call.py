@@ -155,22 +155,20 @@ class CsvCall(NameFirst):
     def build(self, found: Row, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
         name, fields = found
         tool = reading.tool(name)
-        arguments: dict[str, Any] = {}
         if tool is None:
-            if any(f is not None for f in fields):
-                arguments["_raw"] = list(fields)
-                reading.note(f"{name}: without the tool's schema the {len(fields)} values cannot be named; they "
-                             "are kept in order under _raw")
-            return [(name, arguments)]
+            if not any(f is not None for f in fields):
+                return [(name, {})]
+            reading.note(f"{name}: without the tool's schema the {len(fields)} values cannot be named; they "
+                         "are kept in order under _raw")
+            return [(name, {"_raw": list(fields)})]
         names = tool_parameters(tool)
         last = max((i for i, f in enumerate(fields) if f is not None), default=-1)
+        arguments: dict[str, Any] = {}
         for position, value in enumerate(fields):
-            if value is None:
-                continue
-            if position < len(names):
+            if value is not None and position < len(names):
                 key = names[position]
                 arguments[key] = reading.without_prose(name, key, value) if position == last else value
-            else:
+            elif value is not None:
                 arguments.setdefault("_raw", []).append(value)
         if "_raw" in arguments:
             reading.note(f"{name}: {len(fields)} values for {len(names)} parameters; the extra values are kept "
@@ -190,15 +188,11 @@ class CsvCall(NameFirst):
     def _render(call: ToolCall, tools: Toolset | None) -> str:
         tool = tool_of(tools, call.name)
         order = tool_parameters(tool) if tool is not None else list(call.arguments)
-        extra = [k for k in call.arguments if k not in order]
-        fields = [call.name]
-        present = [i for i, name in enumerate(order) if name in call.arguments]
-        last = present[-1] if present else -1
-        for name in order[:last + 1]:
-            fields.append(quote_field(value_text(call.arguments[name])) if name in call.arguments else "")
-        for name in extra:  # not a parameter: no position to put it in; written after the rest
-            fields.append(quote_field(value_text(call.arguments[name])))
-        return ",".join(fields)
+        last = max((i for i, name in enumerate(order) if name in call.arguments), default=-1)
+        # a value that is not a parameter has no position: written after the rest
+        names = [*order[:last + 1], *(k for k in call.arguments if k not in order)]
+        return ",".join([call.name] + [quote_field(value_text(call.arguments[name])) if name in call.arguments else ""
+                                       for name in names])
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         text = ("Reply with one comma-separated line per call and nothing else: the tool's name, then the "

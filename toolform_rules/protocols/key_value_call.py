@@ -28,8 +28,7 @@ from typing import Any, Iterable
 from ..calls import ToolCall
 from ..grammar import Token
 from ..schema.toolset import Toolset
-from .text_family import (HEAD, Calls, Reading, TextProtocol, line_end, needs_json_quotes, read_json_quoted,
-                          value_text)
+from .text_family import HEAD, Calls, Reading, TextProtocol, line_end, value_text
 
 _HEADER_SOURCE = r"[ \t]*(?i:tool)[ \t]*[:=]"
 _ENTRY_SOURCE = r"[ \t]*(?>(?:[-*][ \t]+)?)(?P<key>[\w$@.\-]+)[ \t]*[:=]"
@@ -55,6 +54,23 @@ class _Blocks(Calls):
     def entry(self, items: list) -> tuple[str, str]:
         tokens = {t.type: str(t) for t in items if isinstance(t, Token)}
         return tokens["KEY"], tokens.get("VALUE", "")
+
+
+def _needs_quotes(text: str) -> bool:
+    """A value that cannot stand bare on its line: empty, spaced at an end, holding a line break, or
+    starting with a double quote."""
+    return not text or text[0] in ' \t"' or text[-1] in " \t" or "\n" in text or "\r" in text
+
+
+def _unquoted(raw: str) -> str:
+    """A bare value as written, or the string a JSON string literal stands for (``"a" and "b"`` is bare)."""
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+        return value if isinstance(value, str) else raw
+    return raw
 
 
 class KeyValueCall(TextProtocol):
@@ -107,13 +123,13 @@ class KeyValueCall(TextProtocol):
     def build(self, found: Block, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
         name, entries = found
         name = name.strip("`*\"' \t") or name
-        return [(name, reading.collect(name, entries, read_json_quoted))]
+        return [(name, reading.collect(name, entries, _unquoted))]
 
     def render_call(self, call: ToolCall) -> str:
         lines = [f"TOOL: {call.name}"]
         for key, value in call.arguments.items():
             text = value_text(value)
-            if isinstance(value, str) and needs_json_quotes(text):
+            if isinstance(value, str) and _needs_quotes(text):
                 text = json.dumps(text, ensure_ascii=False)
             lines.append(f"{key}: {text}")
         return "\n".join(lines)

@@ -71,18 +71,14 @@ class PipeCall(NameFirst):
         for text in parts[1:]:
             key, eq, raw = text.partition("=")
             key = key.strip(" \t")
-            if not (key.isidentifier() or _KEY.fullmatch(key)):
-                if key or eq:
-                    return None
+            if not key and not eq:
                 continue  # an empty field
-            if not eq:
-                fields.append((key, True))
-            elif plain:
-                fields.append((key, raw.strip(" \t")))
-            elif (value := trim_field(raw)) and _VALUE.fullmatch(value) is None:
+            if not (key.isidentifier() or _KEY.fullmatch(key)):
                 return None
-            else:
-                fields.append((key, value))
+            value = raw.strip(" \t") if plain else trim_field(raw)
+            if not plain and value and _VALUE.fullmatch(value) is None:
+                return None
+            fields.append((key, value if eq else True))  # (a bare key: a flag)
         return name, fields, not plain
 
     def build(self, found: Fields, reading: Reading) -> list[tuple[str, dict[str, Any]]]:

@@ -98,17 +98,8 @@ def sigil_of(value: Any) -> str:
     >>> [sigil_of(v) for v in (True, 3, 0.5, [], {}, "a", None)]
     ['¿', '#', '%', '≡', '¤', '§', '§']
     """
-    if isinstance(value, bool):
-        return TRUTH
-    if isinstance(value, int):
-        return WHOLE
-    if isinstance(value, float):
-        return NUMBER
-    if isinstance(value, list):
-        return LIST
-    if isinstance(value, dict):
-        return OBJECT
-    return TEXT_SIGIL
+    kinds = ((bool, TRUTH), (int, WHOLE), (float, NUMBER), (list, LIST), (dict, OBJECT))
+    return next((sigil for kind, sigil in kinds if isinstance(value, kind)), TEXT_SIGIL)
 
 
 class SymbolicCall(NameFirst):
@@ -122,24 +113,19 @@ class SymbolicCall(NameFirst):
     def read_fast(self, segment: str, reading: Reading | None = None) -> Arguments | None:
         """The name and arguments of one line, scanned with the grammar's terminals and strict JSON
         (``json``'s C decoder)."""
-        if "\r" in segment:
+        head = _HEAD.match(segment) if "\r" not in segment else None
+        if head is None:
             return None
-        m = _HEAD.match(segment)
-        if m is None:
-            return None
-        name = m.group(1)
-        pos = m.end()
-        n = len(segment)
+        pos, n = head.end(), len(segment)
         arguments: list[tuple[str, tuple[str, Any]]] = []
-        argument = _ARGUMENT.match
         while pos < n:
-            m = argument(segment, pos)
-            if m is None:
+            found = _ARGUMENT.match(segment, pos)
+            if found is None:
                 return None
-            key, sigil, value = m.groups()
-            pos = m.end()
+            key, sigil, value = found.groups()
+            pos = found.end()
             if sigil is None:  # a list or an object: JSON, else text
-                sigil = segment[m.start(1) + len(key)]
+                sigil = segment[found.start(1) + len(key)]
                 if pos < n and segment[pos] in "[{":
                     if segment[pos] != ("[" if sigil == LIST else "{"):
                         return None
@@ -147,13 +133,11 @@ class SymbolicCall(NameFirst):
                         value, pos = JSON_VALUES.raw_decode(segment, pos)
                     except (ValueError, RecursionError):
                         return None
-                else:
-                    t = _LOOSE.match(segment, pos)
-                    if t is not None:
-                        value, pos = t.group(), t.end()
+                elif loose := _LOOSE.match(segment, pos):
+                    value, pos = loose.group(), loose.end()
                 pos = _SPACE.match(segment, pos).end()  # type: ignore[union-attr]
             arguments.append((key, (sigil, value)))
-        return name, arguments
+        return head.group(1), arguments
 
     def build(self, found: Arguments, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
         name, arguments = found
@@ -162,13 +146,11 @@ class SymbolicCall(NameFirst):
     def render_call(self, call: ToolCall) -> str:
         parts = [call.name]
         for key, value in call.arguments.items():
-            sigil = sigil_of(value)
+            sigil, text = sigil_of(value), value_text(value)
             if sigil == TEXT_SIGIL:
-                text = backslash_escape(value_text(value), MARK)
-            elif sigil == NUMBER and not _JSON_NUMBER.fullmatch(value_text(value)):
-                sigil, text = TEXT_SIGIL, value_text(value)  # inf and nan have no number form
-            else:
-                text = value_text(value)
+                text = backslash_escape(text, MARK)
+            elif sigil == NUMBER and not _JSON_NUMBER.fullmatch(text):
+                sigil = TEXT_SIGIL  # inf and nan have no number form
             parts.append(f"{MARK}{key}{sigil}{text}")
         return " ".join(parts)
 

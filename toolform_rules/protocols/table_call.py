@@ -109,6 +109,32 @@ def _columns(header: list[str]) -> tuple[int, int, int] | None:
     return tool, argument, value
 
 
+def _tables(lines: Lines) -> list[tuple[list[str], list[list[str]]]]:
+    """Each table's header and rows: a row followed by a separator row is a header (the first row is one)."""
+    tables: list[tuple[list[str], list[list[str]]]] = []
+    for i, cells in enumerate(lines):
+        if cells is not None and i + 1 < len(lines) and lines[i + 1] is None:
+            tables.append((cells, []))
+        elif cells is not None:
+            tables[-1][1].append(cells)
+    return tables
+
+
+def _row(cells: list[str], written: int, columns: tuple[int, int, int], reading: Reading) -> tuple[str, str, str]:
+    """A row's tool, argument and value; cells past the table's columns are left out, missing ones read as empty
+    (both noted)."""
+    if len(cells) > written and any(cells[written:]):  # prose after the row, as a cell
+        reading.note(f"table_call: a row has {len(cells)} cells where the table has {written} columns; the cells "
+                     "past the last column are left out", breaks_format=True)
+    width = max(columns) + 1
+    if len(cells) < width:
+        reading.note(f"table_call: a row has {len(cells)} cells where {width} are expected; missing cells are "
+                     "read as empty")
+        cells = cells + [""] * (width - len(cells))
+    tool, argument, value = (backslash_unescape(cells[column], SPECIALS) for column in columns)
+    return tool, argument, value
+
+
 class TableCall(TextProtocol):
     info = TextProtocol.about(
         "table_call", "Markdown table call",
@@ -154,48 +180,22 @@ class TableCall(TextProtocol):
         """The calls of one table's lines (header, separator, rows; a row followed by a separator is
         the header of the next table)."""
         calls: list[tuple[str, dict[str, Any]]] = []
-        lines = found
-        columns = _columns(lines[0] or [])
-        if columns is None:
-            reading.note("table_call: the table has no tool column", breaks_format=True)
-            return []
-        current: tuple[str, dict[str, Any]] | None = None
-        columns_written = len(lines[0] or ())
-        i = 2
-        while i < len(lines):
-            cells = lines[i]
-            if cells is None:  # a separator: the row before it was a header (already taken as a row)
-                i += 1
-                continue
-            if i + 1 < len(lines) and lines[i + 1] is None:  # a header row: a new table
-                columns = _columns(cells)
-                if columns is None:
-                    reading.note("table_call: the table has no tool column", breaks_format=True)
-                    return calls
-                current = None
-                columns_written = len(cells)
-                i += 2
-                continue
-            i += 1
-            if len(cells) > columns_written and any(cells[columns_written:]):  # prose after the row, as a cell
-                reading.note(f"table_call: a row has {len(cells)} cells where the table has {columns_written} "
-                             "columns; the cells past the last column are left out", breaks_format=True)
-            width = max(columns) + 1
-            if len(cells) < width:
-                reading.note(f"table_call: a row has {len(cells)} cells where {width} are expected; missing "
-                             "cells are read as empty")
-                cells = cells + [""] * (width - len(cells))
-            tool = backslash_unescape(cells[columns[0]], SPECIALS)
-            argument = backslash_unescape(cells[columns[1]], SPECIALS)
-            value = backslash_unescape(cells[columns[2]], SPECIALS)
-            if current is None or (tool and tool != current[0]) or argument in current[1]:
-                if not tool and current is None:
+        for header, rows in _tables(found):
+            columns = _columns(header)
+            if columns is None:
+                reading.note("table_call: the table has no tool column", breaks_format=True)
+                return calls
+            current: tuple[str, dict[str, Any]] | None = None
+            for cells in rows:
+                tool, argument, value = _row(cells, len(header), columns, reading)
+                if current is None and not tool:
                     reading.note("table_call: a row names no tool; it is left out")
                     continue
-                current = (tool or current[0] if current is not None else tool, {})
-                calls.append(current)
-            if argument:
-                current[1][argument] = value
+                if current is None or (tool and tool != current[0]) or argument in current[1]:
+                    current = (tool if current is None else tool or current[0], {})
+                    calls.append(current)
+                if argument:
+                    current[1][argument] = value
         return calls
 
     separator = "\n\n"

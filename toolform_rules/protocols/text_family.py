@@ -15,11 +15,12 @@ with its own escapes.
   their head; a call may also follow a prose lead-in on its line (``Sure! tool_name|a=1``),
   as models write it — such a call must name a tool of the toolset and be in the plain form,
   or the line is prose;
-* each candidate is read once: by the format's fast reader, built from the grammar's own
-  terminals, else by the grammar, within the reply's :class:`~.reading.GrammarBudget`;
-* the format's ``build`` turns what was read into calls; a value the schema types as an
-  integer, number, boolean or enum ends where a sentence starts (``601 Done.`` is ``601``,
-  with a note: :func:`split_trailing_prose`) — text values are never cut.
+* each candidate is read once: by the format's one fast reader, built from the grammar's own
+  terminals (a differential test holds it to the grammar), else by the grammar, within the
+  reply's :class:`~.reading.GrammarBudget`;
+* the format's ``build`` turns what was read into calls.  The family's one lenient step: a
+  value the schema types as an integer, number, boolean or enum ends where a sentence starts
+  (``601 Done.`` is ``601``, with a note: :func:`split_trailing_prose`) — text values are never cut.
 """
 
 from __future__ import annotations
@@ -36,31 +37,13 @@ from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .duplicates import keys_twice, where as twice_at
+from .markup_family import LineCounter
 from .reading import GrammarBudget, tool_of
 
 #: the most calls read from one reply; more are noted and left
 MAX_CALLS = 1000
 #: how much of a line is looked at to decide whether it starts a call
 HEAD = 400
-
-
-def grammar_chars(limits: Limits) -> int:
-    """How many characters of one reply the Lark grammars may read in all: ``limits.reply_grammar_chars``.
-
-    >>> grammar_chars(DEFAULT_LIMITS)
-    16384
-    """
-    return limits.reply_grammar_chars
-
-
-def document_chars(limits: Limits) -> int:
-    """The longest YAML or TOML document of a reply that a library's reader in Python (tomllib) is given:
-    ``limits.reply_document_chars`` — linear, but ~1 µs a character.
-
-    >>> document_chars(DEFAULT_LIMITS)
-    200000
-    """
-    return limits.reply_document_chars
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,16 +58,10 @@ def value_text(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
+    if value is True or value is False or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, (int, float)):
+        return str(value) if isinstance(value, int) else repr(value)
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -94,6 +71,7 @@ def value_text(value: Any) -> str:
 _BASE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", " ": " "}
 _BASE_WRITE = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _EDGE_SPACES = re.compile(r"^ +| +$")
+_BACKSLASH = re.compile(r"\\(.)", re.S)
 
 
 def backslash_escape(text: str, specials: str) -> str:
@@ -111,9 +89,6 @@ def backslash_escape(text: str, specials: str) -> str:
     return out
 
 
-_BACKSLASH = re.compile(r"\\(.)", re.S)
-
-
 def backslash_unescape(raw: str, specials: str) -> str:
     r"""The value a raw (already trimmed) field stands for: known escapes read, others kept.
 
@@ -128,10 +103,7 @@ def backslash_unescape(raw: str, specials: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         ch = match.group(1)
-        known = _BASE_ESCAPES.get(ch)
-        if known is not None:
-            return known
-        return ch if ch in specials else match.group(0)
+        return _BASE_ESCAPES.get(ch) or (ch if ch in specials else match.group(0))
 
     return _BACKSLASH.sub(one, raw)
 
@@ -150,9 +122,8 @@ def split_pipes(line: str) -> list[str]:
         return line.split("|")
     parts = []
     pos = 0
-    match = _PIECE.match
     while True:
-        piece = match(line, pos)
+        piece = _PIECE.match(line, pos)
         parts.append(piece.group())  # type: ignore[union-attr]
         pos = piece.end()  # type: ignore[union-attr]
         if pos >= len(line):
@@ -170,67 +141,44 @@ def trim_field(raw: str) -> str:
     """
     text = raw.lstrip(" \t")
     trimmed = text.rstrip(" \t")
-    if len(trimmed) < len(text):
-        backslashes = len(trimmed) - len(trimmed.rstrip("\\"))
-        if backslashes % 2 == 1:  # the last space was escaped: keep it
-            trimmed = text[:len(trimmed) + 1]
+    if len(trimmed) < len(text) and (len(trimmed) - len(trimmed.rstrip("\\"))) % 2 == 1:
+        trimmed = text[:len(trimmed) + 1]  # the last space was escaped: keep it
     return trimmed
-
-
-# ---------------------------------------------------------------------------------------------
-# JSON-quoted values (key_value_call)
-
-
-def needs_json_quotes(text: str) -> bool:
-    """A value that cannot stand bare on a ``key: value`` line: empty, spaced at an end,
-    holding a line break, or starting with a double quote.
-
-    >>> needs_json_quotes("Acme"), needs_json_quotes(" Acme"), needs_json_quotes('"x"'), needs_json_quotes("")
-    (False, True, True, True)
-    """
-    return (not text or text[0] in ' \t"' or text[-1] in " \t" or "\n" in text or "\r" in text)
-
-
-def read_json_quoted(raw: str) -> str:
-    r"""A bare value as written, or the string a JSON string literal stands for.
-
-    >>> read_json_quoted('"a\\nb"'), read_json_quoted('"Acme" and "Beta"'), read_json_quoted('x')
-    ('a\nb', '"Acme" and "Beta"', 'x')
-    """
-    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            return raw
-        if isinstance(value, str):
-            return value
-    return raw
 
 
 # ---------------------------------------------------------------------------------------------
 # names: the one place a text protocol asks the toolset
 
 
+def _per_tool(tool: Tool, build: Callable[[Tool], dict[str, Any]]) -> dict[str, Any]:
+    """``build(tool)``, worked out once per tool (kept in ``tool.programs``)."""
+    found = tool.programs.get(build)
+    if found is None:
+        found = tool.programs[build] = build(tool)
+    return found
+
+
+def _kebab_index(tool: Tool) -> dict[str, str]:
+    index = {p.name.replace("_", "-"): p.name for p in reversed(tool.parameters.properties)}
+    index.update((p.name, p.name) for p in tool.parameters.properties)
+    return index
+
+
+def _schema_index(tool: Tool) -> dict[str, Schema]:
+    index = {canonical_name(p.name): p.schema for p in reversed(tool.parameters.properties)}
+    index.update((p.name, p.schema) for p in tool.parameters.properties)
+    return index
+
+
 def argument_names(tool: Tool | None) -> dict[str, str]:
     """A tool's parameters by their own spelling and by their kebab-case one (``term-months``), for a
-    format that writes names in kebab case; empty without a tool (cached per tool).
+    format that writes names in kebab case; empty without a tool.
 
     >>> from toolform_rules import sample_tool
     >>> argument_names(sample_tool())["term-months"], argument_names(None)
     ('term_months', {})
     """
-    return _kebab_index(tool) if tool is not None else {}
-
-
-def _kebab_index(tool: Tool) -> dict[str, str]:
-    """A tool's parameters by their own name and by their kebab-case spelling (worked out once
-    per tool, kept in ``tool.programs``)."""
-    index = tool.programs.get(_kebab_index)
-    if index is None:
-        index = {p.name.replace("_", "-"): p.name for p in reversed(tool.parameters.properties)}
-        index.update((p.name, p.name) for p in tool.parameters.properties)
-        tool.programs[_kebab_index] = index
-    return index
+    return _per_tool(tool, _kebab_index) if tool is not None else {}
 
 
 def tool_parameters(tool: Tool | None) -> Sequence[str]:
@@ -252,24 +200,13 @@ def parameter_schema(tool: Tool | None, key: str) -> Schema | None:
     """
     if tool is None:
         return None
-    index = _schema_index(tool)
+    index = _per_tool(tool, _schema_index)
     found = index.get(key)
     return found if found is not None else index.get(canonical_name(key))
 
 
-def _schema_index(tool: Tool) -> dict[str, Schema]:
-    """A tool's parameter schemas by name and by canonical name (worked out once per tool, kept
-    in ``tool.programs``)."""
-    index = tool.programs.get(_schema_index)
-    if index is None:
-        index = {canonical_name(p.name): p.schema for p in reversed(tool.parameters.properties)}
-        index.update((p.name, p.schema) for p in tool.parameters.properties)
-        tool.programs[_schema_index] = index
-    return index
-
-
 # ---------------------------------------------------------------------------------------------
-# prose after a value, on the call's line
+# the lenient step: prose after a value, on the call's line
 
 #: a literal of each type that cannot hold a space, as the text-values typing reads it
 _LITERALS = {
@@ -277,8 +214,6 @@ _LITERALS = {
     "number": re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"),
     "boolean": re.compile(r"(?i:true|false)"),
 }
-#: the types whose values prose can follow on their line (an enum's members too)
-_ENDED_BY_PROSE = frozenset(_LITERALS)
 #: where prose starts after a value: spaces, then a word (a letter first)
 _PROSE_START = re.compile(r" +(?=[^\W\d_])")
 
@@ -305,27 +240,19 @@ def split_trailing_prose(raw: str, schema: Schema | None) -> tuple[str, str]:
         return raw, ""
     if schema.enum:
         members = {value_text(member) for member in schema.enum}
-        if raw in members:
-            return raw, ""
-        best = None
-        for space in _PROSE_START.finditer(raw):  # the longest member the value starts with
-            if raw[:space.start()] in members:
-                best = space
+        # the longest member the value starts with
+        best = None if raw in members else next((space for space in reversed(list(_PROSE_START.finditer(raw)))
+                                                 if raw[:space.start()] in members), None)
         return (raw[:best.start()], raw[best.end():]) if best is not None else (raw, "")
-    if "string" in schema.types or _ENDED_BY_PROSE.isdisjoint(schema.types):
-        return raw, ""
-    gap = _PROSE_START.search(raw)
-    if gap is None:
-        return raw, ""
-    literal = raw[:gap.start()]
-    if any(t in _LITERALS and _LITERALS[t].fullmatch(literal) for t in schema.types):
+    gap = _PROSE_START.search(raw) if "string" not in schema.types else None
+    literal = raw[:gap.start()] if gap is not None else ""
+    if gap is not None and any(t in _LITERALS and _LITERALS[t].fullmatch(literal) for t in schema.types):
         return literal, raw[gap.end():]
     return raw, ""
 
 
 # ---------------------------------------------------------------------------------------------
 # finding candidates
-
 
 #: where a prose lead-in may end and a call start: after ``.``, ``!``, ``?`` or ``:`` and spaces; the
 #: first few such places on a line are tried
@@ -352,9 +279,7 @@ def line_end(text: str, pos: int) -> int:
     """
     nl = text.find("\n", pos)
     end = len(text) if nl < 0 else nl
-    if end > pos and text[end - 1] == "\r":
-        end -= 1
-    return end
+    return end - 1 if end > pos and text[end - 1] == "\r" else end
 
 
 def quoted_extent(stretches: re.Pattern[str], text: str, start: int, end: int) -> int:
@@ -386,8 +311,7 @@ def terminal_regex(grammar: str, name: str) -> str:
     >>> terminal_regex("url_call", "FRAGMENT")
     '#\\\\S*'
     """
-    parser = load_parser(grammar)
-    return str(parser.get_terminal(name).pattern.to_regexp())
+    return str(load_parser(grammar).get_terminal(name).pattern.to_regexp())
 
 
 def where(failure: GrammarFailure, line: int) -> str:
@@ -396,9 +320,8 @@ def where(failure: GrammarFailure, line: int) -> str:
     >>> where(GrammarFailure("g", 2, 5, ("'|'",), "'x'"), 10)
     "line 11, column 5: expected '|', found 'x'"
     """
-    moved = GrammarFailure(failure.grammar, failure.line + line - 1, failure.column, failure.expected,
-                           failure.found)
-    return moved.describe()
+    return GrammarFailure(failure.grammar, failure.line + line - 1, failure.column, failure.expected,
+                          failure.found).describe()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -409,41 +332,34 @@ class Reading:
     """One reply being read: the toolset and limits it is read under, the calls and notes so far,
     whether it kept to the format, and the reply's grammar budget (made when first needed)."""
 
-    __slots__ = ("protocol_id", "tools", "limits", "calls", "notes", "clean", "_budget", "_tools", "_counted",
-                 "_line", "twice")
+    __slots__ = ("protocol_id", "tools", "limits", "calls", "notes", "clean", "_budget", "_tools", "twice")
 
     def __init__(self, protocol_id: str, tools: Toolset | None, limits: Limits) -> None:
-        self.protocol_id = protocol_id
-        self.tools = tools
-        self.limits = limits
+        self.protocol_id, self.tools, self.limits = protocol_id, tools, limits
         self.calls: list[RawCall] = []
         self.notes: list[str] = []
         self.clean = True
         self._budget: GrammarBudget | None = None
         self._tools: dict[str, Tool | None] = {}
-        self._counted = 0  # the line breaks before this offset are counted in ``_line``
-        self._line = 1
         #: the arguments that give a key more than once, by identity, with those keys (see :meth:`collect`)
         self.twice: dict[int, tuple[dict[str, Any], tuple[str, ...]]] = {}
 
-    def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int]) -> RawCall:
-        """The call ``name(arguments)`` as a :class:`RawCall`, with the keys :meth:`collect` found given twice."""
+    def add(self, name: str, arguments: dict[str, Any], span: tuple[int, int]) -> None:
+        """The call ``name(arguments)``, with the keys :meth:`collect` found given twice."""
         known = self.twice.get(id(arguments)) if self.twice else None
-        return RawCall(name, arguments, span, known[1] if known is not None and known[0] is arguments else ())
+        self.calls.append(RawCall(name, arguments, span, known[1] if known is not None and known[0] is arguments
+                                  else ()))
 
     def note(self, sentence: str, *, breaks_format: bool = False) -> None:
         """Say ``sentence`` to the caller; ``breaks_format``: the reply is then not only the format."""
         self.notes.append(sentence)
-        if breaks_format:
-            self.clean = False
+        self.clean = self.clean and not breaks_format
 
     def tool(self, name: str) -> Tool | None:
         """The tool ``name`` means in this reply's toolset (:func:`~.reading.tool_of`, asked once per name)."""
-        try:
-            return self._tools[name]
-        except KeyError:
-            found = self._tools[name] = tool_of(self.tools, name)
-            return found
+        if name not in self._tools:
+            self._tools[name] = tool_of(self.tools, name)
+        return self._tools[name]
 
     def grammar(self, grammar: str, segment: str) -> Any:
         """``segment`` parsed by ``grammars/<grammar>.lark`` within the reply's budget (a
@@ -453,14 +369,6 @@ class Reading:
         self._budget.spend(grammar, segment)
         return parse(grammar, segment)
 
-    def line_of(self, text: str, pos: int) -> int:
-        """The 1-based line of ``pos`` (counted on from the last position asked: positions only grow)."""
-        if pos < self._counted:
-            self._counted, self._line = 0, 1
-        self._line += text.count("\n", self._counted, pos)
-        self._counted = pos
-        return self._line
-
     def without_prose(self, call: str, key: str, raw: Any) -> Any:
         """``raw`` (the last value of ``call``) without the prose written after it on its line, when
         the parameter's type ends it (:func:`split_trailing_prose`); the prose is noted."""
@@ -469,11 +377,7 @@ class Reading:
             return raw if text is raw[1] else (raw[0], text)
         if type(raw) is not str or " " not in raw:
             return raw
-        schema = parameter_schema(self.tool(call), key)
-        if schema is None or not schema.enum and ("string" in schema.types
-                                                  or _ENDED_BY_PROSE.isdisjoint(schema.types)):
-            return raw  # text, or a value no prose ends (an object, a list)
-        value, prose = split_trailing_prose(raw, schema)
+        value, prose = split_trailing_prose(raw, parameter_schema(self.tool(call), key))
         if prose:
             self.note(f"{call}: {key}: the text after the value ({prose!r}) is prose, not part of it",
                       breaks_format=True)
@@ -485,12 +389,11 @@ class Reading:
         given again keeps its last value (noted), and the last value loses the prose written after it."""
         arguments = dict(pairs)
         twice = keys_twice(pairs) if len(arguments) < len(pairs) else ()
-        if twice:
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    self.note(f"{call}: {key} is given more than once; the last value is kept")
-                seen.add(key)
+        seen: set[str] = set()
+        for key, _ in pairs if twice else ():
+            if key in seen:
+                self.note(f"{call}: {key} is given more than once; the last value is kept")
+            seen.add(key)
         if pairs:
             key, raw = pairs[-1]
             arguments[key] = self.without_prose(call, key, raw)
@@ -499,9 +402,6 @@ class Reading:
         if twice:
             self.twice[id(arguments)] = arguments, tuple(twice_at((), key) for key in twice)
         return arguments
-
-    def extraction(self, prose: bool) -> Extraction:
-        return Extraction(tuple(self.calls), tuple(self.notes), self.clean and not prose and bool(self.calls))
 
 
 class TextProtocol(Protocol):
@@ -580,30 +480,28 @@ class TextProtocol(Protocol):
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         reading = Reading(self.info.id, tools, limits)
         spans, prose, truncated = self._candidates(text, tools)
+        line_of = LineCounter(text)
         for start, end, lead in spans:
-            segment = text[start:end]
             if lead:
-                self._read_after_lead_in(segment, start, end, reading)
+                self._read_after_lead_in(text[start:end], (start, end), reading)
                 continue
-            found = self.read_fast(segment, reading)
-            if found is None:
-                try:
-                    found = self.read_grammar(segment, reading)
-                except GrammarFailure as failure:
-                    line = reading.line_of(text, start)
-                    reading.note(f"{reading.protocol_id}: the {self.what} on line {line} could not be read: "
-                                 f"{where(failure, line)}", breaks_format=True)
-                    continue
-                if found is None:
-                    continue
-            for name, arguments in self.build(found, reading):
-                reading.calls.append(reading.call(name, arguments, (start, end)))
+            found = self.read_fast(text[start:end], reading)
+            try:
+                found = self.read_grammar(text[start:end], reading) if found is None else found
+            except GrammarFailure as failure:
+                line = line_of(start)[0]
+                reading.note(f"{reading.protocol_id}: the {self.what} on line {line} could not be read: "
+                             f"{where(failure, line)}", breaks_format=True)
+                continue
+            for name, arguments in self.build(found, reading) if found is not None else ():
+                reading.add(name, arguments, (start, end))
         if truncated:
             reading.note(f"{reading.protocol_id}: only the first {len(reading.calls)} calls are read",
                          breaks_format=True)
-        return reading.extraction(prose)
+        return Extraction(tuple(reading.calls), tuple(reading.notes), reading.clean and not prose and
+                          bool(reading.calls))
 
-    def _read_after_lead_in(self, segment: str, start: int, end: int, reading: Reading) -> None:
+    def _read_after_lead_in(self, segment: str, span: tuple[int, int], reading: Reading) -> None:
         """A call after a prose lead-in on its line: read only in the plain form (the fast reader's), and
         only when it names a tool of the toolset — else the line is prose, and nothing is noted."""
         kept = len(reading.notes), reading.clean
@@ -614,7 +512,7 @@ class TextProtocol(Protocol):
             reading.clean = kept[1]
             return
         for name, arguments in calls:
-            reading.calls.append(reading.call(name, arguments, (start, end)))
+            reading.add(name, arguments, span)
 
     def _after_lead_in(self, head: str, tools: Toolset | None) -> int:
         """Where in a line's head a call starts after a prose lead-in (the first few marks tried), or -1."""
@@ -635,13 +533,10 @@ class TextProtocol(Protocol):
         ``str`` in C, so that a line of prose costs no pattern."""
         spans: list[tuple[int, int, bool]] = []
         prose = False
-        gap = resume = 0  # where the text not yet judged prose or not starts; where a call may start
-        pos = 0
-        needle, fold, extent = self.needle, self.fold_case, self.extent
-        lone, lone_spaces = self.lone_names, self.lone_spaces
+        gap = resume = pos = 0  # where the text not yet judged prose or not starts; where a call may start
+        needle, fold, lone, lone_spaces = self.needle, self.fold_case, self.lone_names, self.lone_spaces  # (per line)
         for line in text.split("\n"):
-            begin = pos
-            pos += len(line) + 1
+            begin, pos = pos, pos + len(line) + 1
             if begin < resume:
                 continue
             held = needle in (line.lower() if fold else line)
@@ -655,14 +550,11 @@ class TextProtocol(Protocol):
                 continue
             if len(spans) >= MAX_CALLS:
                 return spans, True, True
-            stop = extent(text, begin + at, end)
-            if not prose:
-                prose = at > 0 or _is_prose(text, gap, begin)
+            stop = self.extent(text, begin + at, end)
+            prose = prose or at > 0 or _is_prose(text, gap, begin)
             spans.append((begin + at, stop, at > 0))
             gap = resume = stop
-        if not prose:
-            prose = _is_prose(text, gap, len(text))
-        return spans, prose, False
+        return spans, prose or _is_prose(text, gap, len(text)), False
 
 
 class Calls(Transformer):
@@ -714,7 +606,6 @@ class NameFirst(TextProtocol):
 
 
 __all__ = ["DEFAULT_LIMITS", "HEAD", "MAX_CALLS", "NAME", "Calls", "GrammarBudget", "NameFirst", "Reading",
-           "TextProtocol", "argument_names", "backslash_escape", "backslash_unescape", "document_chars",
-           "grammar_chars", "is_name", "line_end", "needs_json_quotes", "parameter_schema", "quoted_extent",
-           "read_json_quoted", "split_pipes", "split_trailing_prose", "terminal_regex",
+           "TextProtocol", "argument_names", "backslash_escape", "backslash_unescape", "is_name", "line_end",
+           "parameter_schema", "quoted_extent", "split_pipes", "split_trailing_prose", "terminal_regex",
            "tool_parameters", "trim_field", "value_text", "where"]

@@ -7,11 +7,11 @@ The document may also be a single call (``name = ...`` and an ``[arguments]`` ta
 also prose on the line of its first ``[[call]]`` ("Sure! [[call]]"), and words after the last
 value on its line ("term_months = 601 Done.": the value is 601, and a note says what was left).
 
-Three readers, fastest first, each taking only what the next would read the same way:
-the rendered shape line by line (``json`` for the values), then ``tomllib`` for any strict
-TOML, then the Lark grammar for the rest — and for a note on where it stopped.
+One fast path: the rendered shape (``[[call]]``, ``name = "..."``, ``[call.arguments]`` and a
+``key = value`` line per argument), rewritten as one JSON text for ``json``; any other TOML
+goes to the Lark grammar, which also says where a document stops.
 
-TOML has no null: ``None`` is written ``null``, which only the grammar reads.
+TOML has no null: ``None`` is written ``null``.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": {"c": [True, "x"]}})])
@@ -28,9 +28,7 @@ b = {c = [true, "x"]}
 
 from __future__ import annotations
 
-import datetime
 import re
-import tomllib
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
@@ -203,32 +201,20 @@ class TomlDocument(Transformer):
         return root
 
 
-def _by_grammar(text: str) -> tuple[dict, list[str], Repeats]:
+def by_grammar(text: str) -> tuple[dict, list[str], Repeats]:
+    r"""A TOML document read by the grammar: the document, notes on it and the tables that give a key twice; a
+    :class:`~toolform_rules.grammar.GrammarFailure` where it stops.
+
+    >>> by_grammar('a = 1\n[t]\nb = {c = "x", "d": None}\nb = 2')[:2]
+    ({'a': 1, 't': {'b': 2}}, ["key 'b' is given twice; the last one counts"])
+    """
     transformer = TomlDocument()
     document: dict = transformer.transform(parse("toml_call", text))
     return document, transformer.problems, transformer.repeats
 
 
 # ---------------------------------------------------------------------------------------------
-# reading: tomllib and the rendered shape
-
-def _plain(value: Any) -> bool:
-    """No dates or times inside (``tomllib`` makes objects of them; the grammar keeps their text)."""
-    if isinstance(value, dict):
-        return all(_plain(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_plain(v) for v in value)
-    return not isinstance(value, (datetime.date, datetime.time))
-
-
-def _by_tomllib(text: str) -> Any:
-    """The document by ``tomllib``, or :data:`UNREAD` (not strict TOML, or dates and times in it)."""
-    try:
-        document = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError, ValueError):
-        return UNREAD
-    return document if _plain(document) else UNREAD
-
+# reading: the rendered shape (the fast path)
 
 _JSON_STRING = r'"(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u[0-9A-Fa-f]{4})*"'
 # a call table as the renderer writes it: its name (a JSON string) and its argument lines (each after its line
@@ -236,8 +222,9 @@ _JSON_STRING = r'"(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u[0-9A-Fa-f]{4})*"'
 _CALL_TABLE = re.compile(rf'\[\[call\]\]\nname = ({_JSON_STRING})\n\n\[call\.arguments\]'
                          rf'((?:\n(?:[A-Za-z0-9_-]++|{_JSON_STRING}) = [^\n]*+)*+)')
 _NEXT_CALL = re.compile(r"\n(?:[ \t]*\n)*(?=\[\[call\]\])")
-_STRINGS = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*")')
-_BARE_KEY_EQUALS = re.compile(r"([A-Za-z0-9_-]+) = ")
+# what the rendered values write differently from JSON, found from the left: a string (kept as it is), a bare key
+# and its "=", an "=" after a quoted key
+_NOT_JSON = re.compile(r'("(?:[^"\\\x00-\x1f\x7f]++|\\[btnfr"\\]|\\u(?![dD][89abAB])[0-9A-Fa-f]{4})*+")|([A-Za-z0-9_-]+) = | = ')
 _HEADER_LIKE = re.compile(r"\s*\[")
 _KEYVAL_LIKE = re.compile(r"""\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
                           r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*\s*=""")
@@ -246,66 +233,58 @@ _KEYVAL_LIKE = re.compile(r"""\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _inline(text: str) -> str:
-    """An inline table or array as the renderer writes it, rewritten as JSON text (strings untouched)."""
-    parts = _STRINGS.split(text)
-    for i in range(0, len(parts), 2):
-        part = parts[i]
-        if " = " in part:
-            if i and part.startswith(" = "):  # after a quoted key
-                part = ": " + part[3:]
-            pieces = _BARE_KEY_EQUALS.split(part)
-            for j in range(1, len(pieces), 2):
-                pieces[j] = '"' + pieces[j] + '": '
-            parts[i] = "".join(pieces)
-    return "".join(parts)
+def _as_json(text: str) -> str:
+    """Argument lines (and their inline tables and arrays) as the renderer writes them, as JSON text."""
+    return _NOT_JSON.sub(lambda m: m.group(1) or (f'"{m.group(2)}": ' if m.group(2) else ": "), text)
 
 
-def _canonical(text: str) -> tuple[list, int, int] | None:
-    """The rendered shape — ``[[call]]``, ``name = "..."``, a blank line, ``[call.arguments]`` and one
-    ``key = value`` line per argument, blank lines between calls — rewritten as one JSON text and read by
-    ``json``.
+def _table_json(found: re.Match[str]) -> str | None:
+    """A call table ``_CALL_TABLE`` matched, as JSON text; ``None`` when JSON would read it otherwise."""
+    arguments = found.group(2)
+    if "\\u" in arguments and _SURROGATE_ESCAPE.search(arguments):
+        return None
+    return '{"name": ' + found.group(1) + ', "arguments": {' + _as_json(arguments[1:]).replace("\n", ", ") + "}}"
+
+
+def read_rendered(text: str) -> tuple[list[dict[str, Any]], int, int] | None:
+    r"""The calls of a reply in the rendered shape — ``[[call]]``, ``name = "..."``, a blank line,
+    ``[call.arguments]`` and one ``key = value`` line per argument, blank lines between calls — rewritten as
+    one JSON text and read by ``json``; with where the TOML starts and ends.  ``None`` for any other reply.
 
     The values the renderer writes — basic strings, numbers, true/false, inline tables and
     arrays — read the same as JSON once bare keys are quoted and ``=`` is ``:``; what JSON would
-    read differently (surrogate escapes, NaN) is left to the other readers, and so is any other
-    shape.  Returns the call tables and where the TOML starts and ends in ``text``.
+    read differently (surrogate escapes, NaN, a key given twice) is left to the grammar.
+
+    >>> read_rendered('Sure:\n[[call]]\nname = "f"\n\n[call.arguments]\na = {b = [1, "x"]}\nDone.')
+    ([{'name': 'f', 'arguments': {'a': {'b': [1, 'x']}}}], 6, 62)
     """
     start = text.find("[[call]]")
     if start < 0 or (start > 0 and text[start - 1] != "\n"):
         return None
     tables: list[str] = []
-    lines: list[int] = []  # how many arguments each call's lines give
+    counts: list[int] = []  # how many arguments each call's lines give
     pos = start
-    while True:
-        found = _CALL_TABLE.match(text, pos)
-        if found is None:
+    while after := _CALL_TABLE.match(text, pos):
+        table = _table_json(after)
+        if table is None:
             return None
-        arguments = found.group(2)
-        lines.append(arguments.count("\n"))
-        if "\\u" in arguments and _SURROGATE_ESCAPE.search(arguments):
-            return None
-        if arguments.count(" = ") == arguments.count("\n") and '\n"' not in arguments:  # bare keys, plain values
-            arguments = arguments.replace(" = ", '": ').replace("\n", ', "')[2:]
-        else:  # quoted keys, inline tables: the strings kept as they are
-            arguments = _inline(arguments[1:]).replace("\n", ", ")
-        tables.append('{"name": ' + found.group(1) + ', "arguments": {' + arguments + "}}")
-        pos = found.end()
-        after = _NEXT_CALL.match(text, pos)
-        if after is None:
-            break
+        tables.append(table)
+        counts.append(after.group(2).count("\n"))
         pos = after.end()
+        gap = _NEXT_CALL.match(text, pos)
+        if gap is None:
+            break
+        pos = gap.end()
     rest = text[pos:]
-    if "=" in rest or "[" in rest:  # more TOML after the shape: the other readers read it all
-        for line in rest.split("\n"):
-            if _HEADER_LIKE.match(line) or _KEYVAL_LIKE.match(line):
-                return None
+    if not tables or (("=" in rest or "[" in rest) and any(_HEADER_LIKE.match(line) or _KEYVAL_LIKE.match(line)
+                                                             for line in rest.split("\n"))):
+        return None  # (more TOML after the shape: the grammar reads it all)
     try:
         documents = STRICT_JSON.decode("[" + ", ".join(tables) + "]")
     except (ValueError, RecursionError):
         return None
-    # (a value that is not one JSON value — "1, "b": 2" — would give another count of arguments)
-    if any(len(document) != 2 or len(document["arguments"]) != count for document, count in zip(documents, lines)):
+    # (a value that is not one JSON value — "1, "b": 2" — gives another count of arguments)
+    if any(len(document) != 2 or len(document["arguments"]) != count for document, count in zip(documents, counts)):
         return None
     return documents, start, pos
 
@@ -316,8 +295,6 @@ _LINE_KEYVAL = (r"""[^\S\n]*+(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')"""
 # (the same patterns, kept to one line), found in C
 _FIRST_LINE = re.compile(rf"[^\S\n]*\[[^\n]*\][^\S\n]*(?=\n|\Z)|{_LINE_KEYVAL}")
 _NEXT_FIRST_LINE = re.compile(rf"\n(?:[^\S\n]*\[[^\n]*\][^\S\n]*(?=\n|\Z)|{_LINE_KEYVAL})")
-
-
 # a call's table header at the end of a line of prose ("Sure! [[call]]"), the TOML's first line after it
 _LEAD_IN = re.compile(r"[^\S\n](\[\[?(?:tool_)?calls?\]\]?)[^\S\n]*\n\s*\Z")
 # a key and a whole value on the TOML's last line, and words after it that start a sentence ("= 601 Done.")
@@ -325,28 +302,24 @@ _WORDS_AFTER = re.compile(_LINE_KEYVAL + r"""[^\S\n]*+(?:"(?:[^"\\\n]|\\.)*+"|'[
                           r"|[\w.:+-]++)(?=[^\S\n]+[^\W\d_])")
 
 
-def _region(text: str, start: int, end: int, limit: int | None = None) -> tuple[int, int, str]:
-    """Where the TOML stands in ``text[start:end]``: from its first table header (or key) to its last line before
-    prose — and the words after its last value on that line, which are not part of it.
-
-    The first line is found in C; the lines after it are read one by one, at most ``limit`` characters
-    of them (a region found longer than that ends there: too long to be read).
-    """
+def _first_line(text: str, start: int, end: int) -> int:
+    """Where the TOML in ``text[start:end]`` starts (found in C): its first table header or key — or a call's
+    header after prose on its line ("Sure! [[call]]") — or -1."""
     first_end = text.find("\n", start, end)
-    if first_end < 0:
-        first_end = end
-    if _FIRST_LINE.match(text, start, first_end) is not None:
-        first = start
-    else:
-        found = _NEXT_FIRST_LINE.search(text, first_end, end)
-        if found is None:
-            return start, end, ""
-        first = found.start() + 1
-        lead_in = _LEAD_IN.search(text, max(start, text.rfind("\n", start, found.start()) + 1), first)
-        if lead_in is not None:
-            first = lead_in.start(1)
-    last = (first, first)
-    depth, quote, outside = 0, "", True  # (outside: the last line starts outside brackets and strings)
+    if _FIRST_LINE.match(text, start, end if first_end < 0 else first_end) is not None:
+        return start
+    found = _NEXT_FIRST_LINE.search(text, end if first_end < 0 else first_end, end)
+    if found is None:
+        return -1
+    lead_in = _LEAD_IN.search(text, max(start, text.rfind("\n", start, found.start()) + 1), found.start() + 1)
+    return lead_in.start(1) if lead_in is not None else found.start() + 1
+
+
+def _last_line(text: str, first: int, end: int, limit: int | None) -> tuple[tuple[int, int], bool]:
+    """The TOML's last line, before prose (lines read one by one, at most ``limit`` characters of them), and
+    whether it starts outside brackets and strings."""
+    last, outside = (first, first), True
+    depth, quote = 0, ""
     pos = first
     while True:
         nl = text.find("\n", pos, end)
@@ -354,54 +327,55 @@ def _region(text: str, start: int, end: int, limit: int | None = None) -> tuple[
         line = text[pos:line_end]
         stripped = line.strip()
         inside = depth > 0 or bool(quote)
-        if not inside and stripped and not stripped.startswith("#") and not (
-                _HEADER_LIKE.match(line) or _KEYVAL_LIKE.match(line)):
-            break
+        if not inside and stripped and stripped[0] != "#" and not (_HEADER_LIKE.match(line) or
+                                                                  _KEYVAL_LIKE.match(line)):
+            return last, outside
         if stripped:
             last, outside = (pos, line_end), not inside
         depth, quote = _track(line, depth, quote)
         if nl < 0 or (limit is not None and line_end - first > limit):
-            break
+            return last, outside
         pos = nl + 1
+
+
+def _region(text: str, start: int, end: int, limit: int | None = None) -> tuple[int, int, str]:
+    """Where the TOML stands in ``text[start:end]``, from its first line to its last before prose — and the
+    lenient step: words after the last value on that line, which are not part of it (they are noted)."""
+    first = _first_line(text, start, end)
+    if first < 0:
+        return start, end, ""
+    last, outside = _last_line(text, first, end, limit)
     value = _WORDS_AFTER.match(text, *last) if outside and last[1] > last[0] else None
     if value is not None:
         return first, value.end(), text[value.end():last[1]].strip()
     return first, last[1], ""
 
 
+# what moves the bracket depth or opens a string, in the order a scan from the left meets them
+_TRACKED = re.compile(r'"""|\'\'\'|"(?:[^"\\]|\\.)*+"?|\'[^\']*+\'?|[#\[\]{}]')
+
+
 def _track(line: str, depth: int, quote: str) -> tuple[int, str]:
     """Bracket depth and open multi-line string after ``line`` (a light scan, good enough to find the end)."""
     if not quote and '"' not in line and "'" not in line and "#" not in line:
         return max(depth + line.count("[") + line.count("{") - line.count("]") - line.count("}"), 0), ""
-    i = 0
-    n = len(line)
-    while i < n:
+    pos = 0
+    while True:
         if quote:
-            close = line.find(quote, i)
+            close = line.find(quote, pos)
             if close < 0:
                 return depth, quote
-            i = close + 3
-            quote = ""
-            continue
-        ch = line[i]
-        if ch == "#":
-            break
-        if ch in "\"'":
-            if line.startswith(ch * 3, i):
-                quote = ch * 3
-                i += 3
-                continue
-            close = i + 1
-            while close < n and line[close] != ch:
-                close += 2 if (ch == '"' and line[close] == "\\") else 1
-            i = close + 1
-            continue
-        if ch in "[{":
+            pos, quote = close + 3, ""
+        found = _TRACKED.search(line, pos)
+        if found is None or found.group() == "#":
+            return depth, ""
+        token, pos = found.group(), found.end()
+        if token in ('"""', "\'\'\'"):
+            quote = token
+        elif token in ("[", "{"):
             depth += 1
-        elif ch in "]}":
+        elif token in ("]", "}"):
             depth = max(depth - 1, 0)
-        i += 1
-    return depth, quote
 
 
 class TomlCall(Protocol):
@@ -409,22 +383,19 @@ class TomlCall(Protocol):
                         description="Each call a [[call]] table with a name and a [call.arguments] table.")
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
-        fast = _canonical(text)
+        fast = read_rendered(text)
         if fast is not None:
             documents, start, end = fast
-            return Extraction(tuple(RawCall(d["name"], d.get("arguments", {}), (start, end)) for d in documents), (),
+            return Extraction(tuple(RawCall(d["name"], d["arguments"], (start, end)) for d in documents), (),
                               only_fences(text[:start] + text[end:]))
-        body_start, body_end = 0, len(text)
-        for fence_start, fence_end, language in fenced_blocks(text, limit=10):
-            if language.lower() in ("toml", "", "ini", "cfg") and "=" in text[fence_start:fence_end]:
-                body_start, body_end = fence_start, fence_end
-                break
+        body_start, body_end = next(((s, e) for s, e, language in fenced_blocks(text, limit=10)
+                                     if language.lower() in ("toml", "", "ini", "cfg") and "=" in text[s:e]),
+                                    (0, len(text)))
         longest = limits.reply_document_chars
         start, end, words_after = _region(text, body_start, body_end, longest)
         if end - start > longest:
             return Extraction((), (f"the TOML is longer than {longest} characters and was not read",), False)
-        found = read_document(text, start, end, (_by_tomllib,), _by_grammar, GrammarBudget.of(limits), "toml_call",
-                              "the TOML")
+        found = read_document(text, start, end, (), by_grammar, GrammarBudget.of(limits), "toml_call", "the TOML")
         if isinstance(found, str):
             return Extraction((), (found,), False)
         document, notes, repeats = found

@@ -65,31 +65,21 @@ class _Request(Calls):
 
 
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
-_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
-def _bytes_of(run: re.Match[str]) -> str:
-    return bytes.fromhex(run.group().replace("%", "")).decode("utf-8", "replace")
 
 
 def decode(text: str) -> str:
     """A query part as the text it stands for: ``+`` a space, ``%XX`` the UTF-8 bytes (an invalid
     sequence is U+FFFD, a ``%`` that starts none is kept) — what ``urllib.parse.unquote_plus(text,
     errors="replace")`` gives (an ASCII character never continues a UTF-8 sequence, so each run
-    of ``%XX`` is decoded alone), in C.
+    of ``%XX`` is decoded alone).
 
     >>> decode("A%26B+%3D+100%25"), decode("%E4%B8%AD%zz+%C3"), decode("plain")
     ('A&B = 100%', '中%zz \ufffd', 'plain')
     """
-    if "+" in text:
-        text = text.replace("+", " ")
+    text = text.replace("+", " ")
     if "%" not in text:
         return text
-    if text.isascii() and "\\" not in text and _LONE_PERCENT.search(text) is None:
-        # every escape well formed: ``\xHH`` read by the codec (one byte each), the bytes as UTF-8
-        escaped = text.replace("%", "\\x").encode("ascii").decode("unicode_escape")
-        return escaped.encode("latin-1").decode("utf-8", "replace")
-    return _PERCENT_RUN.sub(_bytes_of, text)
+    return _PERCENT_RUN.sub(lambda run: bytes.fromhex(run.group().replace("%", "")).decode("utf-8", "replace"), text)
 
 
 def _put_nested(arguments: dict[str, Any], base: str, path: list[str], value: Any) -> bool:
@@ -116,6 +106,11 @@ def _put_nested(arguments: dict[str, Any], base: str, path: list[str], value: An
     return True
 
 
+def _tool_name(segment: str) -> str:
+    """The tool a path segment names: decoded, kebab case undone (the format writes names so)."""
+    return decode(segment).replace("-", "_")
+
+
 class UrlCall(TextProtocol):
     info = TextProtocol.about(
         "url_call", "HTTP request line",
@@ -131,39 +126,26 @@ class UrlCall(TextProtocol):
         """The tool segment and query parameters of a request line written without inner spaces
         (the usual form), read with the grammar's terminals.  Prose after it on its line is left
         out where the last value's type ends it (``reading`` tells the type), else ``None``."""
-        m = _LINE.fullmatch(segment)
-        if m is None:
+        line = _LINE.fullmatch(segment)
+        if line is None:
             return None
-        params: list[tuple[str, str | None]] = []
-        query = m.group("query")
-        if query:
-            for part in query.split("&"):
-                if part:
-                    key, eq, raw = part.partition("=")
-                    if not key:
-                        return None
-                    params.append((key, raw if eq else None))
-        tail = m.group("tail")
-        if tail is not None:
-            last = params[-1] if params else None
-            if reading is None or last is None or last[1] is None:
-                return None
-            value = decode(last[1])
-            if reading.without_prose(self._tool_name(m.group("tool")), decode(last[0]), f"{value} {tail}") != value:
-                return None  # the prose is not after a value its type ends: the grammar says where it stops
-        return m.group("tool"), params
-
-    @staticmethod
-    def _tool_name(segment: str) -> str:
-        """The tool a path segment names: decoded, kebab case undone (the format writes names so)."""
-        return decode(segment).replace("-", "_")
+        params = [(key, raw if eq else None) for key, eq, raw in
+                  (part.partition("=") for part in (line.group("query") or "").split("&") if part)]
+        if any(not key for key, _ in params):
+            return None
+        tail = line.group("tail")
+        last = params[-1] if params else ("", None)
+        if tail is not None and (reading is None or last[1] is None or reading.without_prose(
+                _tool_name(line.group("tool")), decode(last[0]), f"{decode(last[1])} {tail}") != decode(last[1])):
+            return None  # prose not after a value its type ends: the grammar says where it stops
+        return line.group("tool"), params
 
     def build(self, found: Request, reading: Reading) -> list[tuple[str, dict[str, Any]]]:
         segment, params = found
-        name = self._tool_name(segment)
+        name = _tool_name(segment)
         spelled = argument_names(reading.tool(name))
         arguments: dict[str, Any] = {}
-        repeated: set[str] = set()
+        listed: set[str] = set()  # the keys given more than once, whose values are a list
         for raw_key, raw_value in params:
             key = decode(raw_key)
             value: Any = True if raw_value is None else decode(raw_value)
@@ -174,14 +156,14 @@ class UrlCall(TextProtocol):
                     reading.note(f"{name}: {key} does not fit the other values given for {base}; it is left out")
                 continue
             key = spelled.get(key) or key.replace("-", "_")
-            if key not in arguments:
-                arguments[key] = value
-            elif key in repeated:
+            if key in listed:
                 arguments[key].append(value)
-            else:
+            elif key in arguments:
                 reading.note(f"{name}: {key} is given more than once; its values are read as a list")
                 arguments[key] = [arguments[key], value]
-                repeated.add(key)
+                listed.add(key)
+            else:
+                arguments[key] = value
         return [(name, arguments)]
 
     def render_call(self, call: ToolCall) -> str:
