@@ -150,16 +150,19 @@ def openai_reply(response: Mapping[str, Any], *, latency: float = 0.0) -> ChatRe
         field_reasoning = next((message[field] for field in REASONING_FIELDS
                                 if isinstance(message.get(field), str) and message[field].strip()), "")
         reasoning = "\n".join(part for part in (field_reasoning.strip(), think_reasoning) if part)
-        calls = tuple(
-            NativeCall(str(call.get("id") or ""), str((call.get("function") or {}).get("name") or ""),
-                       (call.get("function") or {}).get("arguments") or "")
-            for call in message.get("tool_calls") or ())
+        calls = tuple(_native_call(call) for call in message.get("tool_calls") or ())
         usage = response.get("usage") or {}
         return ChatReply(text=text, tool_calls=calls, reasoning=reasoning,
                          input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
                          latency=latency, finish_reason=str(choice.get("finish_reason") or ""), raw=response)
     except (AttributeError, TypeError, ValueError) as error:  # a response of an unexpected shape
         raise ClientError(f"the response cannot be read: {error}", provider=PROVIDER) from error
+
+
+def _native_call(call: Mapping[str, Any]) -> NativeCall:
+    """One of a message's ``tool_calls``, its arguments as the JSON text given."""
+    function = call.get("function") or {}
+    return NativeCall(str(call.get("id") or ""), str(function.get("name") or ""), function.get("arguments") or "")
 
 
 __all__ = ["OpenAIChat", "openai_messages", "openai_reply"]
