@@ -26,16 +26,6 @@ PROVIDER = "openai"
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
-def _openai_sdk() -> Any:
-    """The ``openai`` module, or None when it is not installed (a look-alike client is then told apart by
-    its methods, and its errors reported by their type names)."""
-    try:
-        import openai
-    except ImportError:
-        return None
-    return openai
-
-
 class OpenAIChat(SDKChat):
     """A :class:`~toolform_rules.clients.ChatClient` over an ``openai.OpenAI`` or ``openai.AsyncOpenAI``
     client: ``complete`` and ``acomplete`` ask ``model`` through Chat Completions; ``timeout`` (seconds) is
@@ -54,15 +44,6 @@ class OpenAIChat(SDKChat):
     provider = PROVIDER
     sync_client = "openai.OpenAI"
 
-    def __init__(self, client: Any, model: str, *, timeout: float | None = None, **params: Any) -> None:
-        self.client = client
-        self.model = model
-        self.timeout = timeout
-        self.params = params
-
-    def __repr__(self) -> str:
-        return f"OpenAIChat(model={self.model!r})"
-
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``messages`` and ``tools``.
 
@@ -79,9 +60,6 @@ class OpenAIChat(SDKChat):
 
     def _create(self) -> Any:
         return getattr(getattr(getattr(self.client, "chat", None), "completions", None), "create", None)
-
-    def _sdk(self) -> Any:
-        return _openai_sdk()
 
     def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
         return openai_reply(answer, latency=latency)
