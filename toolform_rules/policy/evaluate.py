@@ -379,26 +379,18 @@ class _Compiler:
     def _logical(self, node: Logical) -> Compiled:
         left, right = self.compile(node.left), self.compile(node.right)
         left_what, right_what = f"the left side of '{node.op}'", f"the right side of '{node.op}'"
-        if node.op == "and":
-            def and_(scope: Scope) -> bool:
-                value = left(scope)
-                if value is False:
-                    return False
-                if value is not True:
-                    truth(value, left_what)
-                value = right(scope)
-                return value if value is True or value is False else truth(value, right_what)
-            return and_
+        # the left value that decides alone (false for "and", true for "or"), and the one that does not
+        decides, goes_on = node.op == "or", node.op == "and"
 
-        def or_(scope: Scope) -> bool:
+        def logical(scope: Scope) -> bool:
             value = left(scope)
-            if value is True:
-                return True
-            if value is not False:
-                truth(value, left_what)
+            if value is decides:
+                return decides
+            if value is not goes_on:
+                truth(value, left_what)  # (raises: not a boolean)
             value = right(scope)
             return value if value is True or value is False else truth(value, right_what)
-        return or_
+        return logical
 
     def _compare(self, node: Compare) -> Compiled:
         if len(node.operators) == 1:

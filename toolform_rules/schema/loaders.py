@@ -15,7 +15,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import attrs
 
@@ -814,12 +814,3 @@ def _typescript_text(obj: Any, limits: Limits) -> tuple[str, str]:
         raise LoaderError(f"TypeScript tools come from a .ts path or source text, got {type(obj).__name__}",
                           source="<object>")
     return _checked_text(obj, limits), "<string>"
-
-
-def iter_schemas(schema: Schema) -> Iterable[Schema]:
-    """Every node of a schema tree, depth first (``$ref`` targets are not followed)."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(node.children())
