@@ -55,12 +55,7 @@ class AnthropicChat(SDKChat):
         arguments: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": written}
         if system:
             arguments["system"] = system
-        if tools is not None:
-            arguments["tools"] = tools.to_anthropic() if hasattr(tools, "to_anthropic") else list(tools)
-        if self.timeout is not None:
-            arguments["timeout"] = self.timeout
-        arguments.update(self.params)
-        return arguments
+        return self._options(arguments, tools)
 
     def _create(self) -> Any:
         return getattr(getattr(self.client, "messages", None), "create", None)

@@ -51,12 +51,7 @@ class OpenAIChat(SDKChat):
         {'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}]}
         """
         arguments: dict[str, Any] = {"model": self.model, "messages": openai_messages(messages)}
-        if tools is not None:
-            arguments["tools"] = tools.to_openai() if hasattr(tools, "to_openai") else list(tools)
-        if self.timeout is not None:
-            arguments["timeout"] = self.timeout
-        arguments.update(self.params)
-        return arguments
+        return self._options(arguments, tools)
 
     def _create(self) -> Any:
         return getattr(getattr(getattr(self.client, "chat", None), "completions", None), "create", None)

@@ -107,6 +107,17 @@ class SDKChat:
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _options(self, arguments: dict[str, Any], tools: Any) -> dict[str, Any]:
+        """``arguments`` with the tools (a toolset written in the provider's shape, else as given), the timeout
+        and the client's ``params``."""
+        if tools is not None:
+            export = getattr(tools, f"to_{self.provider}", None)
+            arguments["tools"] = export() if export is not None else list(tools)
+        if self.timeout is not None:
+            arguments["timeout"] = self.timeout
+        arguments.update(self.params)
+        return arguments
+
     def _create(self) -> Any:
         """The SDK method that sends a request (``None`` when the client has none)."""
         raise NotImplementedError

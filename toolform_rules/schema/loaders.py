@@ -20,6 +20,7 @@ from typing import Any, Mapping, NamedTuple
 import attrs
 
 from ..errors import LoaderError
+from ..jsonvalues import json_type_of
 from .ir import COUNT_KEYWORDS, JSON_TYPES, LIST_KEYWORDS, NUMBER_KEYWORDS, SUBSCHEMA_KEYWORDS, Property, Schema, Tool
 from ..limits import DEFAULT_LIMITS, Limits
 from .patterns import pattern_error
@@ -479,19 +480,11 @@ def _pointer_path(root: Any, ref: str) -> str:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
+    """What ``value`` is, in JSON's words (every number a number), for a message."""
     if isinstance(value, Mapping):
         return "object"
-    return type(value).__name__
+    kind = json_type_of(value)
+    return "number" if kind == "integer" else kind
 
 
 def read_schema(raw: Any, *, tool: str = "<schema>", source: str = "<object>", where: str = "$",

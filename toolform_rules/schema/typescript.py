@@ -1038,8 +1038,7 @@ class _SchemaBuilder:
 
     def inferred(self, value: Any) -> dict[str, Any]:
         """The type TypeScript gives a parameter from its default: a literal's type, widened."""
-        kind = json_type_of(value)
-        kind = "number" if kind == "integer" else kind  # (TypeScript has one number type)
+        kind = _json_type(value)
         return {"type": kind} if kind in ("boolean", "number", "string", "array", "object") else {}
 
     def node(self, node: _Node, depth: int) -> None:
@@ -1304,13 +1303,9 @@ def _distinct(values: list[Any]) -> list[Any]:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if value is None:
-        return "null"
-    return "string"
+    """A literal's JSON type (TypeScript has one number type)."""
+    kind = json_type_of(value)
+    return "number" if kind == "integer" else kind
 
 
 # --- entry point --------------------------------------------------------------------------------
