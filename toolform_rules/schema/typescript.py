@@ -212,6 +212,7 @@ class _Lines:
 
 
 _WORD = re.compile(r"[\w$]+")  # a name or a number: what _is_word_char accepts, in a run
+_SPACE = re.compile(r"\s+")  # (what str.isspace accepts)
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -268,7 +269,7 @@ class _Scanner:
         a ``/** */`` comment is kept for the code that follows it."""
         text = self.text
         if text[i].isspace():
-            return i + 1
+            return _SPACE.match(text, i).end()  # type: ignore[union-attr]
         if text.startswith("//", i):
             end = text.find("\n", i)
             return len(text) if end < 0 else end
