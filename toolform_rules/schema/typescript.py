@@ -618,11 +618,11 @@ class _DeclarationReader(Transformer):
     def start(self, children: list[Any]) -> list[Any]:
         return [child for child in children if child is not None]
 
-    def import_decl(self, children: list[Any]) -> None:
+    def _skipped(self, children: list[Any]) -> None:
         return None
 
-    def export_list(self, children: list[Any]) -> None:
-        return None
+    # statements and type parameters that make no tool and no type: read only to be skipped
+    import_decl = export_list = type_param = _skipped
 
     def modifiers(self, children: list[Token]) -> frozenset[str]:
         return frozenset(str(child) for child in children)
@@ -633,9 +633,6 @@ class _DeclarationReader(Transformer):
     @v_args(meta=True)
     def type_params(self, meta: Any, children: list[Any]) -> str:
         return "generic"
-
-    def type_param(self, children: list[Any]) -> None:
-        return None
 
     @v_args(meta=True)
     def function_decl(self, meta: Any, children: list[Any]) -> _FunctionDecl:
