@@ -14,7 +14,7 @@ from cattrs.cols import (homogenous_tuple_structure_factory, is_mapping, is_sequ
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
 from .errors import LocatedError, RuleFileError
-from .validators import FieldValueError
+from .field_checks import FieldValueError
 from .yamlsource import Located
 
 T = TypeVar("T")

@@ -14,7 +14,6 @@ import collections
 import contextlib
 import gzip
 import io
-import json
 import lzma
 import os
 import sys

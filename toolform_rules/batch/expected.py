@@ -152,15 +152,19 @@ def _expected_call(name: str, options: dict[str, list[Any]], tools: Toolset, ans
                 accepted.setdefault(key, []).append(value)  # compared by fits(), not normalised
                 continue
             resolved, normal = _normalised(name, {key: value}, tools)
-            if not normal:  # a default or an empty value: normalised away, as absent
-                optional.add(key)
-                accepted.setdefault(key, [])
-                continue
-            for normal_key, normal_value in normal.items():
-                accepted.setdefault(normal_key, []).append(normal_value)
-                if normal_key != key and key in optional:
-                    optional.add(normal_key)
+            _accept(key, normal, accepted, optional)
     return ExpectedCall(resolved, {k: tuple(v) for k, v in accepted.items()}, frozenset(optional), answer_key)
+
+
+def _accept(key: str, normal: dict[str, Any], accepted: dict[str, list[Any]], optional: set[str]) -> None:
+    """Add one accepted value of ``key``, ``normal`` as the normaliser left ``{key: value}``."""
+    if not normal:  # a default or an empty value: normalised away, as absent
+        optional.add(key)
+        accepted.setdefault(key, [])
+    for normal_key, normal_value in normal.items():
+        accepted.setdefault(normal_key, []).append(normal_value)
+        if normal_key != key and key in optional:
+            optional.add(normal_key)
 
 
 def _mismatch(expected: ExpectedCall, call: ParsedCall) -> str:

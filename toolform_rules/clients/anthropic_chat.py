@@ -21,15 +21,6 @@ from .sdk_calls import SDKChat
 PROVIDER = "anthropic"
 
 
-def _anthropic_sdk() -> Any:
-    """The ``anthropic`` module, or None when it is not installed (as in :mod:`.openai_chat`)."""
-    try:
-        import anthropic
-    except ImportError:
-        return None
-    return anthropic
-
-
 class AnthropicChat(SDKChat):
     """A :class:`~toolform_rules.clients.ChatClient` over an ``anthropic.Anthropic`` or
     ``anthropic.AsyncAnthropic`` client: ``complete`` and ``acomplete`` ask ``model`` through
@@ -50,14 +41,8 @@ class AnthropicChat(SDKChat):
 
     def __init__(self, client: Any, model: str, *, max_tokens: int = 1024, timeout: float | None = None,
                  **params: Any) -> None:
-        self.client = client
-        self.model = model
+        super().__init__(client, model, timeout=timeout, **params)
         self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.params = params
-
-    def __repr__(self) -> str:
-        return f"AnthropicChat(model={self.model!r})"
 
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``messages`` and ``tools``.
@@ -70,18 +55,10 @@ class AnthropicChat(SDKChat):
         arguments: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": written}
         if system:
             arguments["system"] = system
-        if tools is not None:
-            arguments["tools"] = tools.to_anthropic() if hasattr(tools, "to_anthropic") else list(tools)
-        if self.timeout is not None:
-            arguments["timeout"] = self.timeout
-        arguments.update(self.params)
-        return arguments
+        return self._options(arguments, tools)
 
     def _create(self) -> Any:
         return getattr(getattr(self.client, "messages", None), "create", None)
-
-    def _sdk(self) -> Any:
-        return _anthropic_sdk()
 
     def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
         return anthropic_reply(answer, latency=latency)

@@ -26,16 +26,6 @@ PROVIDER = "openai"
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
-def _openai_sdk() -> Any:
-    """The ``openai`` module, or None when it is not installed (a look-alike client is then told apart by
-    its methods, and its errors reported by their type names)."""
-    try:
-        import openai
-    except ImportError:
-        return None
-    return openai
-
-
 class OpenAIChat(SDKChat):
     """A :class:`~toolform_rules.clients.ChatClient` over an ``openai.OpenAI`` or ``openai.AsyncOpenAI``
     client: ``complete`` and ``acomplete`` ask ``model`` through Chat Completions; ``timeout`` (seconds) is
@@ -54,15 +44,6 @@ class OpenAIChat(SDKChat):
     provider = PROVIDER
     sync_client = "openai.OpenAI"
 
-    def __init__(self, client: Any, model: str, *, timeout: float | None = None, **params: Any) -> None:
-        self.client = client
-        self.model = model
-        self.timeout = timeout
-        self.params = params
-
-    def __repr__(self) -> str:
-        return f"OpenAIChat(model={self.model!r})"
-
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``messages`` and ``tools``.
 
@@ -70,18 +51,10 @@ class OpenAIChat(SDKChat):
         {'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}]}
         """
         arguments: dict[str, Any] = {"model": self.model, "messages": openai_messages(messages)}
-        if tools is not None:
-            arguments["tools"] = tools.to_openai() if hasattr(tools, "to_openai") else list(tools)
-        if self.timeout is not None:
-            arguments["timeout"] = self.timeout
-        arguments.update(self.params)
-        return arguments
+        return self._options(arguments, tools)
 
     def _create(self) -> Any:
         return getattr(getattr(getattr(self.client, "chat", None), "completions", None), "create", None)
-
-    def _sdk(self) -> Any:
-        return _openai_sdk()
 
     def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
         return openai_reply(answer, latency=latency)
@@ -150,16 +123,19 @@ def openai_reply(response: Mapping[str, Any], *, latency: float = 0.0) -> ChatRe
         field_reasoning = next((message[field] for field in REASONING_FIELDS
                                 if isinstance(message.get(field), str) and message[field].strip()), "")
         reasoning = "\n".join(part for part in (field_reasoning.strip(), think_reasoning) if part)
-        calls = tuple(
-            NativeCall(str(call.get("id") or ""), str((call.get("function") or {}).get("name") or ""),
-                       (call.get("function") or {}).get("arguments") or "")
-            for call in message.get("tool_calls") or ())
+        calls = tuple(_native_call(call) for call in message.get("tool_calls") or ())
         usage = response.get("usage") or {}
         return ChatReply(text=text, tool_calls=calls, reasoning=reasoning,
                          input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
                          latency=latency, finish_reason=str(choice.get("finish_reason") or ""), raw=response)
     except (AttributeError, TypeError, ValueError) as error:  # a response of an unexpected shape
         raise ClientError(f"the response cannot be read: {error}", provider=PROVIDER) from error
+
+
+def _native_call(call: Mapping[str, Any]) -> NativeCall:
+    """One of a message's ``tool_calls``, its arguments as the JSON text given."""
+    function = call.get("function") or {}
+    return NativeCall(str(call.get("id") or ""), str(function.get("name") or ""), function.get("arguments") or "")
 
 
 __all__ = ["OpenAIChat", "openai_messages", "openai_reply"]

@@ -9,9 +9,10 @@ client modules pass theirs in.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import inspect
 import time
-import asyncio
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from . import ChatReply, ClientError, Message, as_mapping
@@ -87,22 +88,47 @@ async def timed_acall(call: Callable[[], Awaitable[Any]], *, sdk: Any, provider:
 class SDKChat:
     """What the SDK clients share: ``complete`` on a sync SDK client, ``acomplete`` on either (a sync one in a
     worker thread), every failure a :class:`ClientError`.  A client says how to build the request
-    (``request``), which SDK method sends it (``_create``), which SDK it is (``_sdk``) and how to read the
-    answer (``_reply``)."""
+    (``request``), which SDK method sends it (``_create``) and how to read the answer (``_reply``); its SDK
+    is the module its ``provider`` names."""
 
     provider = ""
     #: the SDK's sync client class, named in the error that asks for one
     sync_client = ""
 
+    def __init__(self, client: Any, model: str, *, timeout: float | None = None, **params: Any) -> None:
+        self.client = client
+        self.model = model
+        self.timeout = timeout
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
+
     def request(self, messages: Sequence[Message], tools: Any = None) -> dict[str, Any]:
         raise NotImplementedError
+
+    def _options(self, arguments: dict[str, Any], tools: Any) -> dict[str, Any]:
+        """``arguments`` with the tools (a toolset written in the provider's shape, else as given), the timeout
+        and the client's ``params``."""
+        if tools is not None:
+            export = getattr(tools, f"to_{self.provider}", None)
+            arguments["tools"] = export() if export is not None else list(tools)
+        if self.timeout is not None:
+            arguments["timeout"] = self.timeout
+        arguments.update(self.params)
+        return arguments
 
     def _create(self) -> Any:
         """The SDK method that sends a request (``None`` when the client has none)."""
         raise NotImplementedError
 
     def _sdk(self) -> Any:
-        raise NotImplementedError
+        """The SDK's module (its errors are told apart by class), or ``None`` when it is not installed (a
+        look-alike client is then told apart by its methods, and its errors reported by their type names)."""
+        try:
+            return importlib.import_module(self.provider)
+        except ImportError:
+            return None
 
     def _reply(self, answer: Mapping[str, Any], latency: float) -> ChatReply:
         raise NotImplementedError

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import attrs
 
-from ..validators import one_of
+from ..field_checks import one_of
 
 #: What an operation's function acts on: a schema node while a tool compiles (most), or a
 #: call whose name resolves to no tool (``unknown_tool``).

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ..validators import one_of
+from ..field_checks import one_of
 from ..errors import RuleFileError, UnknownProfileError
 
 BUCKETS = ("unknown_tool", "missing_required", "unknown_args", "type_errors", "enum_errors", "constraint_errors")

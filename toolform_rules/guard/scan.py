@@ -15,7 +15,6 @@ from typing import Any, Iterator
 
 import attrs
 
-from ..jsonvalues import strict_json
 from ..schema.ir import ABSENT, Schema, Tool
 from .checks import CHECKS, PATTERN_CHECKS, GuardLimits, ScanContext
 from .normalise import INVISIBLE_CLASS, NormalisedText, normalise
@@ -378,8 +377,3 @@ def scan_toolset(tools: Any, strictness: str = "standard", *, rules: tuple[Compi
     for tool in toolset:
         found.extend(scan_tool(tool, catalogue_names=names, strictness=strictness, rules=rules, limits=limits))
     return GuardReport(tuple(found), strictness, names)
-
-
-def report_json(report: GuardReport) -> str:
-    """The report as indented JSON text."""
-    return strict_json(report.to_dict(), indent=2, ensure_ascii=False)

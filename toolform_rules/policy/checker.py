@@ -123,55 +123,55 @@ class Checker:
             self.want(self.expression.root, info, BOOLEAN, "a check")
         return self.problems
 
-    def infer(self, node: Node, variables: dict[str, Info]) -> Info:  # noqa: C901  (one branch per node kind)
-        if isinstance(node, Literal):
-            return Info(frozenset((kind_of(node.value),)), values=(node.value,))
-        if isinstance(node, Name):
-            return self._name(node, variables)
-        if isinstance(node, Member):
-            return self._member(node, variables)
-        if isinstance(node, Index):
-            target = self.infer(node.target, variables)
-            index = self.infer(node.index, variables)
-            self.want(node.target, target, frozenset(("array", "object")), "what is indexed")
-            self.want(node.index, index, frozenset(("number", "string")), "an index")
-            return target.items or UNKNOWN
-        if isinstance(node, ListOf):
-            infos = [self.infer(item, variables) for item in node.items]
-            kinds = frozenset().union(*(i.kinds for i in infos)) if infos else ANY
-            return Info(frozenset(("array",)), items=Info(kinds))
-        if isinstance(node, Unary):
-            operand = self.infer(node.operand, variables)
-            if node.op == "not":
-                self.want(node.operand, operand, BOOLEAN, "the operand of 'not'")
-                return Info(BOOLEAN)
-            self.want(node.operand, operand, NUMBER, "the operand of '-'")
-            return Info(NUMBER)
-        if isinstance(node, Logical):
-            for side in (node.left, node.right):
-                self.want(side, self.infer(side, variables), BOOLEAN, f"each side of '{node.op}'")
+    def infer(self, node: Node, variables: dict[str, Info]) -> Info:
+        """What ``node``'s value can be (the problems met on the way are kept)."""
+        return getattr(self, "_" + type(node).__name__.lower())(node, variables)  # type: ignore[no-any-return]
+
+    def _literal(self, node: Literal, variables: dict[str, Info]) -> Info:
+        return Info(frozenset((kind_of(node.value),)), values=(node.value,))
+
+    def _index(self, node: Index, variables: dict[str, Info]) -> Info:
+        target = self.infer(node.target, variables)
+        index = self.infer(node.index, variables)
+        self.want(node.target, target, frozenset(("array", "object")), "what is indexed")
+        self.want(node.index, index, frozenset(("number", "string")), "an index")
+        return target.items or UNKNOWN
+
+    def _listof(self, node: ListOf, variables: dict[str, Info]) -> Info:
+        infos = [self.infer(item, variables) for item in node.items]
+        kinds = frozenset().union(*(i.kinds for i in infos)) if infos else ANY
+        return Info(frozenset(("array",)), items=Info(kinds))
+
+    def _unary(self, node: Unary, variables: dict[str, Info]) -> Info:
+        operand = self.infer(node.operand, variables)
+        if node.op == "not":
+            self.want(node.operand, operand, BOOLEAN, "the operand of 'not'")
             return Info(BOOLEAN)
-        if isinstance(node, Compare):
-            infos = [self.infer(operand, variables) for operand in node.operands]
-            for op, (left, right), (left_node, right_node) in zip(
-                    node.operators, zip(infos, infos[1:]), zip(node.operands, node.operands[1:])):
-                self._comparison(op, left, right, left_node, right_node)
-            return Info(BOOLEAN)
-        if isinstance(node, Arithmetic):
-            left, right = self.infer(node.left, variables), self.infer(node.right, variables)
-            allowed = frozenset(("number", "string", "array")) if node.op == "+" else NUMBER
-            self.want(node.left, left, allowed, f"the left side of '{node.op}'")
-            self.want(node.right, right, allowed, f"the right side of '{node.op}'")
-            common = left.kinds & right.kinds & allowed
-            if left.kinds & allowed and right.kinds & allowed and not common:
-                self.problem(node, f"cannot compute {_describe_kinds(left.kinds)} {node.op} "
-                                   f"{_describe_kinds(right.kinds)}")
-            return Info(common or allowed)
-        if isinstance(node, Call):
-            return self._call(node, variables)
-        if isinstance(node, Quantifier):
-            return self._quantifier(node, variables)
-        return UNKNOWN  # pragma: no cover
+        self.want(node.operand, operand, NUMBER, "the operand of '-'")
+        return Info(NUMBER)
+
+    def _logical(self, node: Logical, variables: dict[str, Info]) -> Info:
+        for side in (node.left, node.right):
+            self.want(side, self.infer(side, variables), BOOLEAN, f"each side of '{node.op}'")
+        return Info(BOOLEAN)
+
+    def _compare(self, node: Compare, variables: dict[str, Info]) -> Info:
+        infos = [self.infer(operand, variables) for operand in node.operands]
+        for op, (left, right), (left_node, right_node) in zip(
+                node.operators, zip(infos, infos[1:]), zip(node.operands, node.operands[1:])):
+            self._comparison(op, left, right, left_node, right_node)
+        return Info(BOOLEAN)
+
+    def _arithmetic(self, node: Arithmetic, variables: dict[str, Info]) -> Info:
+        left, right = self.infer(node.left, variables), self.infer(node.right, variables)
+        allowed = frozenset(("number", "string", "array")) if node.op == "+" else NUMBER
+        self.want(node.left, left, allowed, f"the left side of '{node.op}'")
+        self.want(node.right, right, allowed, f"the right side of '{node.op}'")
+        common = left.kinds & right.kinds & allowed
+        if left.kinds & allowed and right.kinds & allowed and not common:
+            self.problem(node, f"cannot compute {_describe_kinds(left.kinds)} {node.op} "
+                               f"{_describe_kinds(right.kinds)}")
+        return Info(common or allowed)
 
     def _name(self, node: Name, variables: dict[str, Info]) -> Info:
         if node.name in variables:
@@ -188,13 +188,7 @@ class Checker:
     def _member(self, node: Member, variables: dict[str, Info]) -> Info:
         target = self.infer(node.target, variables)
         if target.root == "lists":
-            if node.key not in self.lists:
-                known = ", ".join(sorted(self.lists)) or "none"
-                self.problem(node, f"unknown list {node.key!r}; the policy's lists: {known}", tuple(sorted(self.lists)))
-                return Info(frozenset(("array",)))
-            values = self.lists[node.key]
-            return Info(frozenset(("array",)), items=Info(frozenset(kind_of(v) for v in values) or ANY,
-                                                           values=tuple(values)))
+            return self._list_member(node)
         if target.root == "call":
             if node.key != "name":
                 self.problem(node, f"call has no {node.key!r}; expected call.name", ("name",))
@@ -203,59 +197,73 @@ class Checker:
             self.problem(node, f"{self.text(node.target)} is {_describe_kinds(target.kinds)}, which has no "
                                f".{node.key}", ("an object",))
             return UNKNOWN
-        if target.schemas is None:
-            return UNKNOWN
+        return UNKNOWN if target.schemas is None else self._schema_member(node, target, target.schemas)
+
+    def _list_member(self, node: Member) -> Info:
+        """``lists.name``: one of the policy's lists."""
+        if node.key not in self.lists:
+            known = ", ".join(sorted(self.lists)) or "none"
+            self.problem(node, f"unknown list {node.key!r}; the policy's lists: {known}", tuple(sorted(self.lists)))
+            return Info(frozenset(("array",)))
+        values = self.lists[node.key]
+        return Info(frozenset(("array",)), items=Info(frozenset(kind_of(v) for v in values) or ANY,
+                                                       values=tuple(values)))
+
+    def _schema_member(self, node: Member, target: Info, schemas: tuple[tuple[Schema, Tool], ...]) -> Info:
+        """``target.key`` where the schemas of ``target`` are known: an argument, or a key inside one."""
         found: list[tuple[Schema, Tool]] = []
         open_ = False
-        for schema, tool in target.schemas:
+        for schema, tool in schemas:
             sub, allows_more = _property(schema, node.key, tool)
             if sub is not None:
                 found.append((sub, tool))
             open_ = open_ or allows_more
         if not found:
             if not open_:
-                declared = sorted({name for schema, tool in target.schemas for name in _declared(schema, tool)})
-                where = "argument" if isinstance(node.target, Name) else "key"
-                tools = ", ".join(sorted({tool.name for _, tool in target.schemas}))
-                self.problem(node, f"unknown {where} {node.key!r}: {tools} declares "
-                                   f"{', '.join(declared) or 'none'}", tuple(declared))
+                self._unknown_key(node, schemas)
             return UNKNOWN
-        kinds = frozenset().union(*(schema_kinds(s, t) for s, t in found))
-        if open_ and len(found) < len(target.schemas):
-            kinds = ANY
-        enums = [resolve_schema(s, t).enum for s, t in found]
-        values = tuple(v for e in enums if e is not None for v in e) \
-            if all(e is not None for e in enums) and target.root == "args" else None
-        items = [(i, t) for s, t in found if (i := _items(s, t)) is not None]
-        item_info = Info(frozenset().union(*(schema_kinds(i, t) for i, t in items)), schemas=tuple(items)) \
-            if items else None
-        return Info(kinds, schemas=tuple(found), values=values, items=item_info, root=target.root)
+        return _found_info(found, target.root, any_kind=open_ and len(found) < len(schemas))
+
+    def _unknown_key(self, node: Member, schemas: tuple[tuple[Schema, Tool], ...]) -> None:
+        declared = sorted({name for schema, tool in schemas for name in _declared(schema, tool)})
+        where = "argument" if isinstance(node.target, Name) else "key"
+        tools = ", ".join(sorted({tool.name for _, tool in schemas}))
+        self.problem(node, f"unknown {where} {node.key!r}: {tools} declares {', '.join(declared) or 'none'}",
+                     tuple(declared))
 
     def _comparison(self, op: str, left: Info, right: Info, left_node: Node, right_node: Node) -> None:
         if op in ("==", "!="):
-            if left.kinds != ANY and right.kinds != ANY and not (left.kinds & right.kinds):
-                self.problem(right_node, f"{self.text(left_node)} {op} {self.text(right_node)} compares "
-                                         f"{_describe_kinds(left.kinds)} with {_describe_kinds(right.kinds)}: "
-                                         f"they are never equal", tuple(sorted(left.kinds)))
+            self._equality(op, left, right, left_node, right_node)
+        elif op in ("in", "not in"):
+            self._membership(op, left, right, left_node, right_node)
+        else:
+            self._order(op, left, right, left_node, right_node)
+
+    def _equality(self, op: str, left: Info, right: Info, left_node: Node, right_node: Node) -> None:
+        if left.kinds != ANY and right.kinds != ANY and not (left.kinds & right.kinds):
+            self.problem(right_node, f"{self.text(left_node)} {op} {self.text(right_node)} compares "
+                                     f"{_describe_kinds(left.kinds)} with {_describe_kinds(right.kinds)}: "
+                                     f"they are never equal", tuple(sorted(left.kinds)))
+            return
+        for fixed, other, other_node in ((right, left, left_node), (left, right, right_node)):
+            if _outside_values(fixed, other):
+                assert fixed.values is not None and other.values is not None
+                allowed = ", ".join(repr(v) for v in other.values)
+                self.problem(right_node if other_node is left_node else left_node,
+                             f"{fixed.values[0]!r} is not one of {self.text(other_node)}'s values ({allowed})",
+                             tuple(repr(v) for v in other.values))
                 return
-            for fixed, other, other_node in ((right, left, left_node), (left, right, right_node)):
-                if fixed.values is not None and len(fixed.values) == 1 and other.values is not None \
-                        and other.root == "args" and fixed.values[0] not in other.values:
-                    allowed = ", ".join(repr(v) for v in other.values)
-                    self.problem(right_node if other_node is left_node else left_node,
-                                 f"{fixed.values[0]!r} is not one of {self.text(other_node)}'s values ({allowed})",
-                                 tuple(repr(v) for v in other.values))
-                    return
-            return
-        if op in ("in", "not in"):
-            self.want(right_node, right, _CONTAINERS, f"the right side of '{op}'")
-            if right.kinds == frozenset(("array",)) and right.items is not None and right.items.kinds != ANY \
-                    and left.kinds != ANY and not (left.kinds & right.items.kinds):
-                self.problem(left_node, f"{self.text(left_node)} is {_describe_kinds(left.kinds)}, but "
-                                        f"{self.text(right_node)} holds {_describe_kinds(right.items.kinds)}")
-            elif right.kinds <= frozenset(("string", "object")) and right.kinds:
-                self.want(left_node, left, STRING, f"the left side of '{op}' {_describe_kinds(right.kinds)}")
-            return
+
+    def _membership(self, op: str, left: Info, right: Info, left_node: Node, right_node: Node) -> None:
+        self.want(right_node, right, _CONTAINERS, f"the right side of '{op}'")
+        if right.kinds == frozenset(("array",)) and right.items is not None and right.items.kinds != ANY \
+                and left.kinds != ANY and not (left.kinds & right.items.kinds):
+            self.problem(left_node, f"{self.text(left_node)} is {_describe_kinds(left.kinds)}, but "
+                                    f"{self.text(right_node)} holds {_describe_kinds(right.items.kinds)}")
+        elif right.kinds <= frozenset(("string", "object")) and right.kinds:
+            self.want(left_node, left, STRING, f"the left side of '{op}' {_describe_kinds(right.kinds)}")
+
+    def _order(self, op: str, left: Info, right: Info, left_node: Node, right_node: Node) -> None:
         self.want(left_node, left, _ORDERED, f"each side of '{op}'")
         self.want(right_node, right, _ORDERED, f"each side of '{op}'")
         if left.kinds & _ORDERED and right.kinds & _ORDERED and not (left.kinds & right.kinds & _ORDERED):
@@ -307,6 +315,24 @@ class Checker:
             self.want(node.condition, self.infer(node.condition, inner), BOOLEAN, "the 'if' of a generator")
         self.want(node.body, self.infer(node.body, inner), BOOLEAN, f"the body of {node.function}()")
         return Info(NUMBER if node.function == "count" else BOOLEAN)
+
+
+def _found_info(found: list[tuple[Schema, Tool]], root: str, *, any_kind: bool) -> Info:
+    """What a key is that ``found`` schemas declare (``any_kind``: other schemas allow it undeclared)."""
+    kinds = ANY if any_kind else frozenset().union(*(schema_kinds(s, t) for s, t in found))
+    enums = [resolve_schema(s, t).enum for s, t in found]
+    values = tuple(v for e in enums if e is not None for v in e) \
+        if all(e is not None for e in enums) and root == "args" else None
+    items = [(i, t) for s, t in found if (i := _items(s, t)) is not None]
+    item_info = Info(frozenset().union(*(schema_kinds(i, t) for i, t in items)), schemas=tuple(items)) \
+        if items else None
+    return Info(kinds, schemas=tuple(found), values=values, items=item_info, root=root)
+
+
+def _outside_values(fixed: Info, other: Info) -> bool:
+    """Whether ``fixed`` is one value that an argument's ``other`` values (its enum) never hold."""
+    return fixed.values is not None and len(fixed.values) == 1 and other.values is not None \
+        and other.root == "args" and fixed.values[0] not in other.values
 
 
 def check_expression(expression: Expression, tools: list[Tool] | None, lists: dict[str, Any], *,

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ..validators import FieldValueError, one_of
+from ..field_checks import FieldValueError, one_of
 from ..errors import LocatedError
 from ..engine.rules import BUCKETS
 

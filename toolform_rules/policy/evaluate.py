@@ -132,57 +132,64 @@ class TreeWalker:
     def _where(self, node: Node) -> str:
         return self.expression.source_of(node)
 
-    def _evaluate(self, node: Node) -> Any:  # noqa: C901  (one branch per node kind)
-        scope = self.scope
-        if isinstance(node, Literal):
-            return node.value
-        if isinstance(node, Name):
-            return scope.root(node.name)
-        if isinstance(node, Member):
-            return member(self.evaluate(node.target), node.key, self._where(node.target))
-        if isinstance(node, Index):
-            target = self.evaluate(node.target)
-            return item(target, self.evaluate(node.index), self._where(node.target))
-        if isinstance(node, ListOf):
-            return [self.evaluate(child) for child in node.items]
-        if isinstance(node, Unary):
-            operand = self.evaluate(node.operand)
-            if node.op == "not":
-                return not truth(operand, "the operand of 'not'")
-            return negate(operand)
-        if isinstance(node, Logical):
-            left = truth(self.evaluate(node.left), f"the left side of '{node.op}'")
-            if (node.op == "and") != left:
-                return left
-            return truth(self.evaluate(node.right), f"the right side of '{node.op}'")
-        if isinstance(node, Compare):
-            left = self.evaluate(node.operands[0])
-            for op, operand in zip(node.operators, node.operands[1:]):
-                right = self.evaluate(operand)
-                scope.charge(comparison_cost(op, left, right))
-                if not compare(op, left, right):
-                    return False
-                left = right
-            return True
-        if isinstance(node, Arithmetic):
-            left = self.evaluate(node.left)
-            right = self.evaluate(node.right)
-            scope.charge(arithmetic_cost(node.op, left, right))
-            return arithmetic(node.op, left, right)
-        if isinstance(node, Call):
-            if node.function == "has":
-                return self._has(node)
-            fn = FUNCTIONS.get(node.function)
-            if fn is None:
-                raise EvaluationError(f"unknown function {node.function}()", kind="type")
-            arguments = [self.evaluate(argument) for argument in node.arguments]
-            check_arguments(fn, arguments)
-            if fn.cost is not None:
-                scope.charge(fn.cost(*arguments))
-            return fn.implementation(*arguments)
-        if isinstance(node, Quantifier):
-            return self._quantify(node)
-        raise EvaluationError(f"cannot evaluate a {type(node).__name__}", kind="type")  # pragma: no cover
+    def _evaluate(self, node: Node) -> Any:
+        return getattr(self, "_" + type(node).__name__.lower())(node)  # one method per kind of node
+
+    def _literal(self, node: Literal) -> Any:
+        return node.value
+
+    def _name(self, node: Name) -> Any:
+        return self.scope.root(node.name)
+
+    def _member(self, node: Member) -> Any:
+        return member(self.evaluate(node.target), node.key, self._where(node.target))
+
+    def _index(self, node: Index) -> Any:
+        target = self.evaluate(node.target)
+        return item(target, self.evaluate(node.index), self._where(node.target))
+
+    def _listof(self, node: ListOf) -> Any:
+        return [self.evaluate(child) for child in node.items]
+
+    def _unary(self, node: Unary) -> Any:
+        operand = self.evaluate(node.operand)
+        if node.op == "not":
+            return not truth(operand, "the operand of 'not'")
+        return negate(operand)
+
+    def _logical(self, node: Logical) -> Any:
+        left = truth(self.evaluate(node.left), f"the left side of '{node.op}'")
+        if (node.op == "and") != left:
+            return left
+        return truth(self.evaluate(node.right), f"the right side of '{node.op}'")
+
+    def _compare(self, node: Compare) -> Any:
+        left = self.evaluate(node.operands[0])
+        for op, operand in zip(node.operators, node.operands[1:]):
+            right = self.evaluate(operand)
+            self.scope.charge(comparison_cost(op, left, right))
+            if not compare(op, left, right):
+                return False
+            left = right
+        return True
+
+    def _arithmetic(self, node: Arithmetic) -> Any:
+        left = self.evaluate(node.left)
+        right = self.evaluate(node.right)
+        self.scope.charge(arithmetic_cost(node.op, left, right))
+        return arithmetic(node.op, left, right)
+
+    def _call(self, node: Call) -> Any:
+        if node.function == "has":
+            return self._has(node)
+        fn = FUNCTIONS.get(node.function)
+        if fn is None:
+            raise EvaluationError(f"unknown function {node.function}()", kind="type")
+        arguments = [self.evaluate(argument) for argument in node.arguments]
+        check_arguments(fn, arguments)
+        if fn.cost is not None:
+            self.scope.charge(fn.cost(*arguments))
+        return fn.implementation(*arguments)
 
     def _has(self, node: Call) -> bool:
         if len(node.arguments) != 1 or reference_path(node.arguments[0]) is None:
@@ -195,7 +202,7 @@ class TreeWalker:
             raise
         return True
 
-    def _quantify(self, node: Quantifier) -> Any:
+    def _quantifier(self, node: Quantifier) -> Any:
         items = self.evaluate(node.iterable)
         if kind_of(items) != "array":
             raise EvaluationError(f"{node.function}() walks a list; {self._where(node.iterable)} is "
@@ -372,26 +379,18 @@ class _Compiler:
     def _logical(self, node: Logical) -> Compiled:
         left, right = self.compile(node.left), self.compile(node.right)
         left_what, right_what = f"the left side of '{node.op}'", f"the right side of '{node.op}'"
-        if node.op == "and":
-            def and_(scope: Scope) -> bool:
-                value = left(scope)
-                if value is False:
-                    return False
-                if value is not True:
-                    truth(value, left_what)
-                value = right(scope)
-                return value if value is True or value is False else truth(value, right_what)
-            return and_
+        # the left value that decides alone (false for "and", true for "or"), and the one that does not
+        decides, goes_on = node.op == "or", node.op == "and"
 
-        def or_(scope: Scope) -> bool:
+        def logical(scope: Scope) -> bool:
             value = left(scope)
-            if value is True:
-                return True
-            if value is not False:
-                truth(value, left_what)
+            if value is decides:
+                return decides
+            if value is not goes_on:
+                truth(value, left_what)  # (raises: not a boolean)
             value = right(scope)
             return value if value is True or value is False else truth(value, right_what)
-        return or_
+        return logical
 
     def _compare(self, node: Compare) -> Compiled:
         if len(node.operators) == 1:

@@ -10,7 +10,7 @@ evaluates anything: strings are unescaped by hand and numbers parsed with ``int`
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 import attrs
 
@@ -47,10 +47,17 @@ class Node:
 
     start: int
     end: int
+    #: the fields that hold the nodes directly below (a node, a tuple of them, or None), in evaluation order
+    below: ClassVar[tuple[str, ...]] = ()
 
     def children(self) -> Iterator[Node]:
         """The nodes directly below this one, in evaluation order."""
-        return iter(())
+        for name in self.below:
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                yield from value
+            elif value is not None:
+                yield value
 
 
 @attrs.frozen(kw_only=True)
@@ -65,97 +72,73 @@ class Name(Node):
 
 @attrs.frozen(kw_only=True)
 class Member(Node):
+    below = ("target",)
     target: Node
     key: str
-
-    def children(self) -> Iterator[Node]:
-        yield self.target
 
 
 @attrs.frozen(kw_only=True)
 class Index(Node):
+    below = ("target", "index")
     target: Node
     index: Node
-
-    def children(self) -> Iterator[Node]:
-        yield self.target
-        yield self.index
 
 
 @attrs.frozen(kw_only=True)
 class ListOf(Node):
+    below = ("items",)
     items: tuple[Node, ...]
-
-    def children(self) -> Iterator[Node]:
-        return iter(self.items)
 
 
 @attrs.frozen(kw_only=True)
 class Unary(Node):
+    below = ("operand",)
     op: str  # "not" or "-"
     operand: Node
-
-    def children(self) -> Iterator[Node]:
-        yield self.operand
 
 
 @attrs.frozen(kw_only=True)
 class Logical(Node):
+    below = ("left", "right")
     op: str  # "and" or "or"
     left: Node
     right: Node
-
-    def children(self) -> Iterator[Node]:
-        yield self.left
-        yield self.right
 
 
 @attrs.frozen(kw_only=True)
 class Compare(Node):
     """``a < b <= c``: Python's chained comparison (``a < b and b <= c``, ``b`` evaluated once)."""
 
+    below = ("operands",)
     operands: tuple[Node, ...]
     operators: tuple[str, ...]
-
-    def children(self) -> Iterator[Node]:
-        return iter(self.operands)
 
 
 @attrs.frozen(kw_only=True)
 class Arithmetic(Node):
+    below = ("left", "right")
     op: str  # + - * /
     left: Node
     right: Node
 
-    def children(self) -> Iterator[Node]:
-        yield self.left
-        yield self.right
-
 
 @attrs.frozen(kw_only=True)
 class Call(Node):
+    below = ("arguments",)
     function: str
     arguments: tuple[Node, ...]
-
-    def children(self) -> Iterator[Node]:
-        return iter(self.arguments)
 
 
 @attrs.frozen(kw_only=True)
 class Quantifier(Node):
     """``all(body for variable in iterable if condition)`` (likewise any, none, count)."""
 
+    below = ("iterable", "body", "condition")
     function: str
     body: Node
     variable: str
     iterable: Node
     condition: Node | None
-
-    def children(self) -> Iterator[Node]:
-        yield self.iterable
-        yield self.body
-        if self.condition is not None:
-            yield self.condition
 
 
 def walk(node: Node) -> Iterator[Node]:

@@ -27,7 +27,8 @@ from .document import ConstraintSpec, PolicyDocument, PolicyFieldError, PolicyTe
 from .evaluate import compile_expression
 from .expression import Expression, ExpressionError, read_expression
 from .places import Mark, locate, place, raise_problems, value_mark
-from .policy import Constraint, MessageTemplate, Policy, PolicyFile, ToolPattern, mask_path, split_template
+from .policy import (Constraint, MessageTemplate, Policy, PolicyFile, ToolPattern, mask_path, split_template,
+                     unmatched_tools)
 
 
 @attrs.define
@@ -260,51 +261,22 @@ def _build(reading: _Reading, tools: list[Tool] | None) -> Policy:
     if not reading.documents:
         raise_problems(reading.problems or [RuleFileError("no policy was read")], reading.texts)
     top = reading.documents[0][0]
-    lists: dict[str, list[Any]] = {}
-    for document, data, source, _, _ in reading.documents:
-        for name, values in document.lists.items():
-            if name in lists:
-                line, column = data["lists"].position_of(name)
-                reading.problems.append(PolicyFieldError(f"list {name!r} is declared twice", source=source,
-                                                         line=line, column=column, field=f"lists.{name}"))
-            lists[name] = list(values)
+    lists = _lists(reading)
     constraints: list[Constraint] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = {}  # each constraint id, and where it is declared
     mask: list[tuple[str | int, ...]] = []
     tests: list[tuple[PolicyTestSpec, SourceLocation]] = []
     named: list[tuple[Any, str, tuple[int | None, int | None]]] = []  # ids the tests name, and where
     for document, data, source, raw_constraints, raw_tests in reading.documents:
-        for index, text in enumerate(document.mask):
-            path = mask_path(text)
-            if path is None:
-                line, column = data["mask"].position_of(index)
-                reading.problems.append(PolicyFieldError(
-                    f"a mask is a path into the arguments, like args.card.number; not {text!r}",
-                    source=source, line=line, column=column, field=f"mask[{index}]"))
-            else:
-                mask.append(path)
-        for index, spec in enumerate(document.constraints):
-            container = raw_constraints[index]
-            line = container.line if isinstance(container, Located) else None
-            where = f"{source}:{line}" if line is not None else source
-            constraint = _constraint(spec, container, source, line, reading, lists, tools)
-            if spec.id in seen:
-                id_line, id_column = container.position_of("id") if isinstance(container, Located) else (line, None)
-                reading.problems.append(PolicyFieldError(f"constraint id {spec.id!r} is already used at "
-                                                         f"{seen[spec.id]}", source=source, line=id_line,
-                                                         column=id_column, field=f"{spec.id}.id"))
-                continue
-            seen[spec.id] = where
+        mask.extend(_masks(document, data, source, reading))
+        for spec, container in zip(document.constraints, raw_constraints):
+            constraint = _declared_once(spec, container, source, reading, lists, tools, seen)
             if constraint is not None:
                 constraints.append(constraint)
-        for index, test in enumerate(document.tests):
-            container = raw_tests[index]
+        for test, container in zip(document.tests, raw_tests):
             tests.append((test, SourceLocation(source, container.line if isinstance(container, Located) else None)))
-            expect = container.get("expect") if isinstance(container, dict) else None
-            for key in ("fired", "not_fired"):
-                listed = expect.get(key) if isinstance(expect, dict) else None
-                for position, name in enumerate(listed if isinstance(listed, list) else []):
-                    named.append((name, source, place(value_mark(listed, position), 0, "", reading.texts.get(source, []))))
+            named.extend((name, source, place(mark, 0, "", reading.texts.get(source, [])))
+                         for name, mark in _named_constraints(container))
     for name, source, (line, column) in named:  # once every file is read: a test may name an included constraint
         if name not in seen:
             reading.problems.append(PolicyFieldError(f"the test names constraint {name!r}, which the policy does "
@@ -319,40 +291,76 @@ def _build(reading: _Reading, tools: list[Tool] | None) -> Policy:
     return policy
 
 
+def _lists(reading: _Reading) -> dict[str, list[Any]]:
+    """The lists every file declares (a name declared twice is a problem)."""
+    lists: dict[str, list[Any]] = {}
+    for document, data, source, _, _ in reading.documents:
+        for name, values in document.lists.items():
+            if name in lists:
+                line, column = data["lists"].position_of(name)
+                reading.problems.append(PolicyFieldError(f"list {name!r} is declared twice", source=source,
+                                                         line=line, column=column, field=f"lists.{name}"))
+            lists[name] = list(values)
+    return lists
+
+
+def _masks(document: PolicyDocument, data: Any, source: str, reading: _Reading) -> list[tuple[str | int, ...]]:
+    """The argument paths a document's ``mask:`` names (an entry that is no such path is a problem)."""
+    paths = []
+    for index, text in enumerate(document.mask):
+        path = mask_path(text)
+        if path is None:
+            line, column = data["mask"].position_of(index)
+            reading.problems.append(PolicyFieldError(
+                f"a mask is a path into the arguments, like args.card.number; not {text!r}",
+                source=source, line=line, column=column, field=f"mask[{index}]"))
+        else:
+            paths.append(path)
+    return paths
+
+
+def _declared_once(spec: ConstraintSpec, container: Any, source: str, reading: _Reading, lists: dict[str, Any],
+                   tools: list[Tool] | None, seen: dict[str, str]) -> Constraint | None:
+    """One constraint, read and checked; ``None`` when it has problems or its id is already used."""
+    line = container.line if isinstance(container, Located) else None
+    constraint = _constraint(spec, container, source, line, reading, lists, tools)
+    if spec.id in seen:
+        id_line, id_column = container.position_of("id") if isinstance(container, Located) else (line, None)
+        reading.problems.append(PolicyFieldError(f"constraint id {spec.id!r} is already used at {seen[spec.id]}",
+                                                 source=source, line=id_line, column=id_column,
+                                                 field=f"{spec.id}.id"))
+        return None
+    seen[spec.id] = f"{source}:{line}" if line is not None else source
+    return constraint
+
+
+def _named_constraints(test: Any) -> list[tuple[Any, Mark | None]]:
+    """The constraint ids a test's ``expect:`` names (``fired``, ``not_fired``), each with where it is."""
+    expect = test.get("expect") if isinstance(test, dict) else None
+    named: list[tuple[Any, Mark | None]] = []
+    for key in ("fired", "not_fired"):
+        listed = expect.get(key) if isinstance(expect, dict) else None
+        named.extend((name, value_mark(listed, position))
+                     for position, name in enumerate(listed if isinstance(listed, list) else []))
+    return named
+
+
 def _constraint(spec: ConstraintSpec, container: Any, source: str, line: int | None, reading: _Reading,
                 lists: dict[str, Any], tools: list[Tool] | None) -> Constraint | None:
     """Read, check and compile one constraint (its problems go to ``reading``)."""
-    lines = reading.texts.get(source, [])
     patterns = tuple(ToolPattern.read(t) for t in spec.tools) if spec.tools is not None else None
     marks: dict[str, Mark | None] = {"check": value_mark(container, "check"), "when": value_mark(container, "when")}
     raw_tools = container.get("tools") if isinstance(container, dict) else None
     for index in range(len(spec.tools or ())):
         marks[f"tools[{index}]"] = value_mark(raw_tools, index)
-    matched = None
-    if tools is not None:
-        names = [t.name for t in tools]
-        for index, pattern in enumerate(patterns or ()):
-            if not any(pattern.matches(n) for n in names):
-                at_line, at_column = place(marks[f"tools[{index}]"], 0, "", lines)
-                reading.problems.append(PolicyFieldError(
-                    f"no tool matches {pattern.text!r}; the tools are: {', '.join(sorted(names)) or 'none'}",
-                    source=source, line=at_line or line, column=at_column, field=f"{spec.id}.tools"))
-        matched = [t for t in tools if patterns is None or any(p.matches(t.name) for p in patterns)] or None
+    matched = None if tools is None else _matched(spec.id, patterns, tools, marks, source, line, reading)
     check = _read(spec.check, container, "check", source, f"{spec.id}.check", reading, reading.limits)
     when = _read(spec.when, container, "when", source, f"{spec.id}.when", reading, reading.limits) \
         if spec.when is not None else None
     ok = check is not None and (spec.when is None or when is not None)
     for label, expression in (("check", check), ("when", when)):
-        if expression is None:
-            continue
-        # names, functions, lists and kinds; arguments too when the tools are known
-        for problem in check_expression(expression, matched, lists):
-            reading.problems.append(locate(problem, value_mark(container, label), source, f"{spec.id}.{label}", lines))
-            ok = False
-        if expression.cost > reading.limits.evaluation_budget:
-            reading.problems.append(PolicyFieldError(
-                f"the expression costs {expression.cost} steps; the evaluation budget is "
-                f"{reading.limits.evaluation_budget}", source=source, line=line, field=f"{spec.id}.{label}"))
+        if expression is not None and not _usable(expression, label, spec, container, source, line, reading,
+                                                  lists, matched):
             ok = False
     message = _compile_message(spec, container, source, reading, lists)
     if not ok or check is None or message is None:
@@ -361,3 +369,27 @@ def _constraint(spec: ConstraintSpec, container: Any, source: str, line: int | N
                       spec.description, SourceLocation(source, line), check.argument_path(),
                       compile_expression(check, lists, fold_budget=reading.limits.fold_budget),
                       compile_expression(when, lists, fold_budget=reading.limits.fold_budget) if when else None, marks)
+
+
+def _matched(constraint: str, patterns: tuple[ToolPattern, ...] | None, tools: list[Tool],
+             marks: dict[str, Mark | None], source: str, line: int | None, reading: _Reading) -> list[Tool] | None:
+    """The tools a constraint applies to (``None``: none); each ``tools:`` entry that matches none is a problem."""
+    names = [t.name for t in tools]
+    reading.problems.extend(unmatched_tools(patterns or (), names, marks, reading.texts.get(source, []), source,
+                                            line, constraint))
+    return [t for t in tools if patterns is None or any(p.matches(t.name) for p in patterns)] or None
+
+
+def _usable(expression: Expression, label: str, spec: ConstraintSpec, container: Any, source: str,
+            line: int | None, reading: _Reading, lists: dict[str, Any], tools: list[Tool] | None) -> bool:
+    """Whether the constraint's ``label`` expression has no problem: names, functions, lists and kinds
+    (arguments too when the tools are known), and its cost within the evaluation budget."""
+    problems: list[LocatedError] = [
+        locate(problem, value_mark(container, label), source, f"{spec.id}.{label}", reading.texts.get(source, []))
+        for problem in check_expression(expression, tools, lists)]
+    if expression.cost > reading.limits.evaluation_budget:
+        problems.append(PolicyFieldError(f"the expression costs {expression.cost} steps; the evaluation budget is "
+                                         f"{reading.limits.evaluation_budget}", source=source, line=line,
+                                         field=f"{spec.id}.{label}"))
+    reading.problems.extend(problems)
+    return not problems

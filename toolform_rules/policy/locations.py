@@ -140,14 +140,9 @@ def _is_scheme(text: str) -> bool:
 
 def _place(text: str) -> _Place | str:
     """The drive, absoluteness and components of one path; a reason string when it cannot be placed."""
-    if not text:
-        return "it is empty"
-    if _CONTROL.search(text):
-        return "it holds a control character"
-    if text.startswith("~"):
-        return "it starts with '~' (home expansion)"
-    if len(text) >= 2 and text[0] in _SEPARATORS and text[1] in _SEPARATORS and text[:2] != "//":
-        return "it is a UNC or device path"
+    refused = _unplaceable(text)
+    if refused is not None:
+        return refused
     drive: str | None = None
     rest = text
     if len(text) >= 2 and text[1] == ":" and text[0] in _ASCII_LETTERS:
@@ -158,15 +153,24 @@ def _place(text: str) -> _Place | str:
     parts = _replace_all(rest, _SEPARATORS, "/").split("/")
     if parts[0].endswith(":") and _is_scheme(parts[0][:-1]):
         return "it is a URL, not a path"
-    kept = []
-    for part in parts:
-        if not part or part == ".":
-            continue
-        if " " in part and "." in part and not part.strip(" ."):
-            # Windows trims trailing dots and spaces, so ".. " may act as "..".
-            return "a component is only dots and spaces"
-        kept.append(part)
+    kept = [part for part in parts if part and part != "."]
+    if any(" " in part and "." in part and not part.strip(" .") for part in kept):
+        # Windows trims trailing dots and spaces, so ".. " may act as "..".
+        return "a component is only dots and spaces"
     return _Place(drive, rest[:1] in _SEPARATORS, tuple(kept))
+
+
+def _unplaceable(text: str) -> str | None:
+    """Why a path cannot be placed whatever its components: ``None`` when it may be."""
+    if not text:
+        return "it is empty"
+    if _CONTROL.search(text):
+        return "it holds a control character"
+    if text.startswith("~"):
+        return "it starts with '~' (home expansion)"
+    if len(text) >= 2 and text[0] in _SEPARATORS and text[1] in _SEPARATORS and text[:2] != "//":
+        return "it is a UNC or device path"
+    return None
 
 
 def _resolve(parts: tuple[str, ...], absolute: bool) -> tuple[str, ...]:
@@ -488,6 +492,29 @@ def _ends_in_number(host: str) -> bool:
 
 def _authority_host(rest: str, backslash_separates: bool, url: str) -> str:
     """The host of the authority that ``rest`` (the URL after its scheme) starts with."""
+    hostport = _host_and_port(rest, backslash_separates, url)
+    if not hostport.startswith("["):
+        host, _, port = hostport.partition(":")
+        _check_port(port, url)
+        return _named_host(host, url)
+    close = hostport.find("]")
+    if close < 0:
+        raise _fail(f"url_host() cannot read {_show(url)}: its '[' has no ']'.")
+    host, after = hostport[1:close], hostport[close + 1:]
+    if after and not after.startswith(":"):
+        raise _fail(f"url_host() cannot read {_show(url)}: text follows the ']' of its host.")
+    _check_port(after[1:], url)
+    try:
+        if "%" in host:
+            raise ValueError(host)
+        return str(ipaddress.IPv6Address(host))
+    except ValueError:
+        raise _fail(f"url_host() cannot read {_show(url)}: {_show(host)} in brackets is "
+                    f"not an IPv6 address.") from None
+
+
+def _host_and_port(rest: str, backslash_separates: bool, url: str) -> str:
+    """The authority that ``rest`` starts with (after ``//``), without its userinfo."""
     slashes = "/\\" if backslash_separates else "/"
     if len(rest) < 2 or rest[0] not in slashes or rest[1] not in slashes:
         raise _fail(f"url_host() cannot read {_show(url)}: it has no '//' authority.")
@@ -498,29 +525,18 @@ def _authority_host(rest: str, backslash_separates: bool, url: str) -> str:
         if found >= 0:
             end = found
     authority = body[:end]
-    hostport = authority[authority.rfind("@") + 1:]
-    if hostport.startswith("["):
-        close = hostport.find("]")
-        if close < 0:
-            raise _fail(f"url_host() cannot read {_show(url)}: its '[' has no ']'.")
-        host, after = hostport[1:close], hostport[close + 1:]
-        if after and not after.startswith(":"):
-            raise _fail(f"url_host() cannot read {_show(url)}: text follows the ']' of its host.")
-        port = after[1:]
-    else:
-        host, _, port = hostport.partition(":")
+    return authority[authority.rfind("@") + 1:]
+
+
+def _check_port(port: str, url: str) -> None:
     if port and (not all(ch in _DECIMAL for ch in port) or len(port.lstrip("0")) > 5
                  or int(port.lstrip("0") or "0") > 65535):
         raise _fail(f"url_host() cannot read {_show(url)}: its port {_show(port)} is not a number "
                     f"from 0 to 65535.")
-    if hostport.startswith("["):
-        try:
-            if "%" in host:
-                raise ValueError(host)
-            return str(ipaddress.IPv6Address(host))
-        except ValueError:
-            raise _fail(f"url_host() cannot read {_show(url)}: {_show(host)} in brackets is "
-                        f"not an IPv6 address.") from None
+
+
+def _named_host(host: str, url: str) -> str:
+    """A host that is not in brackets: decoded, folded and lower-cased; an IPv4 address when it ends in a number."""
     decoded = _percent_decode(host)
     if decoded is None:
         raise _fail(f"url_host() cannot read {_show(url)}: its host's escapes are not UTF-8.")

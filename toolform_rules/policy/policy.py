@@ -340,28 +340,40 @@ def declared_names(arguments: dict[str, Any], schema: Any, tool: Tool, depth: in
     >>> declared_names({"TermMonths": 3, "contract_details": {"Status": "x"}}, tool.parameters, tool)
     {'term_months': 3, 'contract_details': {'status': 'x'}}
     """
-    cache_key = ("policy:names", id(schema))
-    names = tool.programs.get(cache_key)
-    if names is None:  # per schema node, once: its names, their canonical forms, which are objects
-        resolved = resolve_schema(schema, tool)
-        declared_schemas = {p.name: p.schema for p in resolved.properties}
-        objects = frozenset(name for name, sub in declared_schemas.items() if resolve_schema(sub, tool).properties)
-        names = (declared_schemas, {canonical_name(p.name): p.name for p in resolved.properties}, objects, schema)
-        tool.programs[cache_key] = names
-    declared, canonical, objects, _ = names
+    declared, canonical, objects = _names_of(schema, tool)
     if not declared or depth > 64:
         return arguments
     if arguments.keys() <= declared.keys():  # every name as declared: only nested objects may differ
         out: dict[str, Any] | None = None
         for name in objects & arguments.keys():
             value = arguments[name]
-            if type(value) is dict:
-                renamed = declared_names(value, declared[name], tool, depth + 1)
-                if renamed is not value:
-                    out = dict(arguments) if out is None else out
-                    out[name] = renamed
+            renamed = declared_names(value, declared[name], tool, depth + 1) if type(value) is dict else value
+            if renamed is not value:
+                out = dict(arguments) if out is None else out
+                out[name] = renamed
         return arguments if out is None else out
-    out = None
+    return _renamed(arguments, declared, canonical, tool, depth)
+
+
+def _names_of(schema: Any, tool: Tool) -> tuple[dict[str, Any], dict[str, str], frozenset[str]]:
+    """A schema node's properties by name, their names by canonical name, and which of them are objects
+    (worked out once per node)."""
+    cache_key = ("policy:names", id(schema))
+    names = tool.programs.get(cache_key)
+    if names is None:
+        resolved = resolve_schema(schema, tool)
+        declared = {p.name: p.schema for p in resolved.properties}
+        objects = frozenset(name for name, sub in declared.items() if resolve_schema(sub, tool).properties)
+        # (the node is kept with its names: its id is theirs only while it lives)
+        names = tool.programs[cache_key] = (declared, {canonical_name(p.name): p.name for p in resolved.properties},
+                                            objects, schema)
+    return names[:3]  # type: ignore[no-any-return]
+
+
+def _renamed(arguments: dict[str, Any], declared: dict[str, Any], canonical: dict[str, str], tool: Tool,
+             depth: int) -> dict[str, Any]:
+    """:func:`declared_names` where some key is not written as declared."""
+    out: dict[str, Any] | None = None
     for index, (key, value) in enumerate(arguments.items()):
         name = key
         if key not in declared:
@@ -369,8 +381,8 @@ def declared_names(arguments: dict[str, Any], schema: Any, tool: Tool, depth: in
             if found is not None and found not in arguments:
                 name = found
         child = declared.get(name)
-        new_value = declared_names(value, child, tool, depth + 1) \
-            if child is not None and type(value) is dict else value
+        new_value = declared_names(value, child, tool, depth + 1) if child is not None and type(value) is dict \
+            else value
         if out is None and (name != key or new_value is not value):
             out = dict(list(arguments.items())[:index])
         if out is not None:
@@ -393,6 +405,15 @@ def mask_path(text: str) -> tuple[str | int, ...] | None:
     return found[1]
 
 
+def unmatched_tools(patterns: Iterable[ToolPattern], names: list[str], marks: dict[str, Mark | None],
+                    lines: list[str], source: str, line: int | None, constraint: str) -> list[LocatedError]:
+    """A problem for each ``tools:`` entry of a constraint (at ``marks``) that matches none of ``names``."""
+    return [PolicyFieldError(f"no tool matches {pattern.text!r}; the tools are: {', '.join(sorted(names)) or 'none'}",
+                             source=source, line=at_line or line, column=at_column, field=f"{constraint}.tools")
+            for index, pattern in enumerate(patterns) if not any(pattern.matches(n) for n in names)
+            for at_line, at_column in (place(marks.get(f"tools[{index}]"), 0, "", lines),)]
+
+
 def _tool_problems(policy: Policy, tools: list[Tool]) -> list[LocatedError]:
     """Problems of the policy against a toolset: unmatched ``tools`` entries, unknown arguments, kinds."""
     problems: list[LocatedError] = []
@@ -400,13 +421,8 @@ def _tool_problems(policy: Policy, tools: list[Tool]) -> list[LocatedError]:
     for constraint in policy.constraints:
         source = constraint.source.file
         lines = policy.texts.get(source, [])
-        for index, pattern in enumerate(constraint.tools or ()):
-            if not any(pattern.matches(n) for n in names):
-                line, column = place(constraint.marks.get(f"tools[{index}]"), 0, "", lines)
-                problems.append(PolicyFieldError(
-                    f"no tool matches {pattern.text!r}; the tools are: {', '.join(sorted(names)) or 'none'}",
-                    source=source, line=line or constraint.source.line, column=column,
-                    field=f"{constraint.id}.tools"))
+        problems.extend(unmatched_tools(constraint.tools or (), names, constraint.marks, lines, source,
+                                        constraint.source.line, constraint.id))
         matched = [t for t in tools if constraint.applies_to(t.name)]
         if not matched:
             continue

@@ -45,6 +45,13 @@ def _node(schema: Schema) -> Any:
     if schema.boolean is not None:
         return schema.boolean
     out: dict[str, Any] = {}
+    for write in (_values, _object_keywords, _subschemas):  # in this order: the keys' order in the JSON
+        write(schema, out)
+    return out
+
+
+def _values(schema: Schema, out: dict[str, Any]) -> None:
+    """``$ref``, ``type`` and the keywords that hold values (data copied: the IR's is never shared)."""
     if schema.ref is not None:
         out["$ref"] = schema.ref
     if schema.types:
@@ -59,6 +66,9 @@ def _node(schema: Schema) -> Any:
         out["enum"] = copy.deepcopy(list(schema.enum))
     if schema.const is not ABSENT:
         out["const"] = copy.deepcopy(schema.const)
+
+
+def _object_keywords(schema: Schema, out: dict[str, Any]) -> None:
     if schema.properties:
         out["properties"] = {prop.name: _node(prop.schema) for prop in schema.properties}
     if schema.required:
@@ -70,6 +80,10 @@ def _node(schema: Schema) -> Any:
         out["patternProperties"] = {pattern: _node(sub) for pattern, sub in schema.pattern_properties}
     if schema.dependent_required:
         out["dependentRequired"] = {name: list(names) for name, names in schema.dependent_required}
+
+
+def _subschemas(schema: Schema, out: dict[str, Any]) -> None:
+    """``uniqueItems``, then the keywords that hold one subschema or a list of them."""
     if schema.unique_items:
         out["uniqueItems"] = True
     for attribute, keyword in _ONE:
@@ -80,7 +94,6 @@ def _node(schema: Schema) -> Any:
         subs = getattr(schema, attribute)
         if subs:
             out[keyword] = [_node(sub) for sub in subs]
-    return out
 
 
 def _place(root: dict[str, Any], pointer: str, value: Any) -> None:

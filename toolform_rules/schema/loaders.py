@@ -15,9 +15,12 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping, NamedTuple
+
+import attrs
 
 from ..errors import LoaderError
+from ..jsonvalues import json_type_of
 from .ir import COUNT_KEYWORDS, JSON_TYPES, LIST_KEYWORDS, NUMBER_KEYWORDS, SUBSCHEMA_KEYWORDS, Property, Schema, Tool
 from ..limits import DEFAULT_LIMITS, Limits
 from .patterns import pattern_error
@@ -42,6 +45,13 @@ SOURCE_LANGUAGE_TYPES = frozenset({
     "Float", "HashMap", "Map", "ArrayList", "List", "Array", "Set", "Object", "str", "bool", "list",
 })
 
+
+class _At(NamedTuple):
+    """Where a node's subschemas are: its JSON pointer and path, and their depth."""
+
+    pointer: str
+    path: str
+    depth: int
 
 
 class _Reader:
@@ -69,105 +79,137 @@ class _Reader:
         if not isinstance(raw, Mapping):
             raise self.fail(f"a schema must be a JSON object or a boolean, got {_json_type(raw)}", path)
         fields: dict[str, Any] = {"pointer": pointer}
-        fields["types"], tuple_like = self._types(raw, path)
-        if tuple_like:
-            fields["tuple_like"] = True
-        if raw.get("nullable") is True and fields["types"] and "null" not in fields["types"]:
-            fields["types"] = fields["types"] + ("null",)
-        for key in ("description", "title", "pattern", "format"):
-            if key in raw and raw[key] is not None:
-                if not isinstance(raw[key], str):
-                    raise self.fail(f"{key} must be a string, got {_json_type(raw[key])}", f"{path}.{key}")
-                fields[key] = raw[key]
-        if "pattern" in fields:
-            self._check_pattern(fields["pattern"], f"{path}.pattern", "pattern", python_re=True)
-        if "default" in raw:  # data, copied: the IR never shares a mutable value with the input
-            fields["default"] = copy.deepcopy(raw["default"])
-        for key, attr in NUMBER_KEYWORDS.items():
-            if key in raw and raw[key] is not None:
-                value = raw[key]
-                if (isinstance(value, bool) or not isinstance(value, (int, float))
-                        or (isinstance(value, float) and not math.isfinite(value))):
-                    raise self.fail(f"{key} must be a finite number, got {_json_type(value)}", f"{path}.{key}")
-                if key == "multipleOf" and value <= 0:
-                    raise self.fail("multipleOf must be greater than 0", f"{path}.{key}")
-                fields[attr] = value
-        for key, attr in COUNT_KEYWORDS.items():
-            if key in raw and raw[key] is not None:
-                value = raw[key]
-                if isinstance(value, float) and value.is_integer():
-                    value = int(value)
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise self.fail(f"{key} must be a non-negative integer, got {value!r}", f"{path}.{key}")
-                fields[attr] = value
-        if "uniqueItems" in raw:
-            if not isinstance(raw["uniqueItems"], bool):
-                raise self.fail("uniqueItems must be true or false", f"{path}.uniqueItems")
-            fields["unique_items"] = raw["uniqueItems"]
-        if "enum" in raw and raw["enum"] is not None:
-            if not isinstance(raw["enum"], list):
-                raise self.fail(f"enum must be an array, got {_json_type(raw['enum'])}", f"{path}.enum")
-            fields["enum"] = tuple(copy.deepcopy(raw["enum"]))
-        if "const" in raw:
-            fields["const"] = copy.deepcopy(raw["const"])
-        self._object_keywords(raw, pointer, path, depth, fields)
-        self._array_keywords(raw, pointer, path, depth, fields)
-        for key, attr in SUBSCHEMA_KEYWORDS.items():
-            if key in raw:
-                fields[attr] = self.read(raw[key], f"{pointer}/{key}", f"{path}.{key}", depth + 1)
-        for key, attr in LIST_KEYWORDS.items():
-            if key in raw and key != "prefixItems":
-                items = raw[key]
-                if not isinstance(items, list):
-                    raise self.fail(f"{key} must be an array of schemas, got {_json_type(items)}", f"{path}.{key}")
-                fields[attr] = tuple(
-                    self.read(sub, f"{pointer}/{key}/{i}", f"{path}.{key}[{i}]", depth + 1)
-                    for i, sub in enumerate(items))
+        self._types(raw, path, fields)
+        for read_values in (self._strings, self._default, self._numbers, self._counts, self._values):
+            read_values(raw, path, fields)
+        at = _At(pointer, path, depth + 1)
+        for read_subschemas in (self._object_keywords, self._array_keywords, self._subschemas):
+            read_subschemas(raw, at, fields)
         if "$ref" in raw:
             fields["ref"] = self._ref(raw["$ref"], pointer, f"{path}.$ref")
         return Schema(**fields)
 
-    def _types(self, raw: Mapping[str, Any], path: str) -> tuple[tuple[str, ...], bool]:
-        if "type" not in raw or raw["type"] is None:
-            return (), False
-        declared = raw["type"]
-        names = declared if isinstance(declared, list) else [declared]
-        out: list[str] = []
-        tuple_like = False
-        for name in names:
-            if not isinstance(name, str):
-                raise self.fail(f"type must be a string or an array of strings, got {_json_type(name)}",
-                                f"{path}.type")
-            if name in JSON_TYPES:
-                mapped: tuple[str, ...] = (name,)
-            elif name in DIALECT_TYPES:
-                mapped = DIALECT_TYPES[name]
-                tuple_like = tuple_like or name == "tuple"
-            elif name.strip() == "" or name in SOURCE_LANGUAGE_TYPES:
-                mapped = ()
-                what = "an empty type" if not name.strip() else f"the source-language type {name!r}"
-                self.warnings.append(f"tool {self.tool!r} at {self.where}{path}.type: {what}, read as any value")
-            else:
-                raise self.fail(f"unknown type {name!r}; expected one of {', '.join(JSON_TYPES)} "
-                                f"(or a BFCL name: dict, float, tuple, any)", f"{path}.type")
-            if not mapped:  # "any" anywhere in a list of types allows every type
-                return (), tuple_like
-            out.extend(t for t in mapped if t not in out)
-        return tuple(out), tuple_like
+    # --- a node's own values ---
 
-    def _object_keywords(self, raw: Mapping[str, Any], pointer: str, path: str, depth: int,
-                         fields: dict[str, Any]) -> None:
-        if "properties" in raw and raw["properties"] is not None:
-            props = raw["properties"]
-            if not isinstance(props, Mapping):
-                raise self.fail(f"properties must be an object, got {_json_type(props)}", f"{path}.properties")
-            self._string_keys(props, f"{path}.properties")
-            fields["properties"] = tuple(
-                Property(name, self.read(sub, f"{pointer}/properties/{_escape(name)}",
-                                         f"{path}.properties.{name}", depth + 1))
-                for name, sub in props.items())
-        if "required" in raw and raw["required"] is not None:
-            required = raw["required"]
+    def _types(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        """``types`` (dialect names mapped, ``nullable: true`` a ``null`` member) and ``tuple_like``."""
+        declared = raw.get("type")
+        types: tuple[str, ...] = ()
+        for name in (() if declared is None else declared if isinstance(declared, list) else [declared]):
+            mapped = self._type(name, path, fields)
+            if not mapped:  # "any" anywhere in a list of types allows every type
+                types = ()
+                break
+            types += tuple(t for t in mapped if t not in types)
+        if raw.get("nullable") is True and types and "null" not in types:
+            types += ("null",)
+        fields["types"] = types
+
+    def _type(self, name: Any, path: str, fields: dict[str, Any]) -> tuple[str, ...]:
+        """The JSON Schema types one declared type name stands for (none: any value)."""
+        if not isinstance(name, str):
+            raise self.fail(f"type must be a string or an array of strings, got {_json_type(name)}", f"{path}.type")
+        if name in JSON_TYPES:
+            return (name,)
+        if name in DIALECT_TYPES:
+            if name == "tuple":
+                fields["tuple_like"] = True
+            return DIALECT_TYPES[name]
+        if name.strip() and name not in SOURCE_LANGUAGE_TYPES:
+            raise self.fail(f"unknown type {name!r}; expected one of {', '.join(JSON_TYPES)} "
+                            f"(or a BFCL name: dict, float, tuple, any)", f"{path}.type")
+        what = f"the source-language type {name!r}" if name.strip() else "an empty type"
+        self.warnings.append(f"tool {self.tool!r} at {self.where}{path}.type: {what}, read as any value")
+        return ()
+
+    def _strings(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        for key in ("description", "title", "pattern", "format"):
+            value = raw.get(key)
+            if value is not None and not isinstance(value, str):
+                raise self.fail(f"{key} must be a string, got {_json_type(value)}", f"{path}.{key}")
+            if value is not None:
+                fields[key] = value
+        if "pattern" in fields:
+            self._check_pattern(fields["pattern"], f"{path}.pattern", "pattern", python_re=True)
+
+    def _numbers(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        for key, attr in NUMBER_KEYWORDS.items():
+            value = raw.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                    isinstance(value, float) and not math.isfinite(value)):
+                raise self.fail(f"{key} must be a finite number, got {_json_type(value)}", f"{path}.{key}")
+            if key == "multipleOf" and value <= 0:
+                raise self.fail("multipleOf must be greater than 0", f"{path}.{key}")
+            fields[attr] = value
+
+    def _counts(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        for key, attr in COUNT_KEYWORDS.items():
+            value = raw.get(key)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise self.fail(f"{key} must be a non-negative integer, got {value!r}", f"{path}.{key}")
+            if value is not None:
+                fields[attr] = value
+
+    def _default(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        if "default" in raw:  # data, copied: the IR never shares a mutable value with the input
+            fields["default"] = copy.deepcopy(raw["default"])
+
+    def _values(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        """``uniqueItems``, ``enum`` and ``const`` (data, copied)."""
+        if "uniqueItems" in raw:
+            if not isinstance(raw["uniqueItems"], bool):
+                raise self.fail("uniqueItems must be true or false", f"{path}.uniqueItems")
+            fields["unique_items"] = raw["uniqueItems"]
+        enum = raw.get("enum")
+        if enum is not None and not isinstance(enum, list):
+            raise self.fail(f"enum must be an array, got {_json_type(enum)}", f"{path}.enum")
+        if enum is not None:
+            fields["enum"] = tuple(copy.deepcopy(enum))
+        if "const" in raw:
+            fields["const"] = copy.deepcopy(raw["const"])
+
+    # --- subschemas ---
+
+    def _one(self, raw: Any, at: _At, key: str) -> Schema:
+        """The subschema under ``key``."""
+        return self.read(raw, f"{at.pointer}/{key}", f"{at.path}.{key}", at.depth)
+
+    def _each(self, items: Any, at: _At, key: str) -> tuple[Schema, ...]:
+        """The array of subschemas under ``key``."""
+        if not isinstance(items, list):
+            raise self.fail(f"{key} must be an array of schemas, got {_json_type(items)}", f"{at.path}.{key}")
+        return tuple(self.read(sub, f"{at.pointer}/{key}/{i}", f"{at.path}.{key}[{i}]", at.depth)
+                     for i, sub in enumerate(items))
+
+    def _named(self, mapping: Mapping[str, Any], at: _At, key: str) -> tuple[tuple[str, Schema], ...]:
+        """The object of named subschemas under ``key`` (``properties``, ``patternProperties``)."""
+        return tuple((name, self.read(sub, f"{at.pointer}/{key}/{_escape(name)}", f"{at.path}.{key}.{name}",
+                                      at.depth)) for name, sub in mapping.items())
+
+    def _object_keywords(self, raw: Mapping[str, Any], at: _At, fields: dict[str, Any]) -> None:
+        properties = raw.get("properties")
+        if properties is not None and not isinstance(properties, Mapping):
+            raise self.fail(f"properties must be an object, got {_json_type(properties)}", f"{at.path}.properties")
+        if properties is not None:
+            self._string_keys(properties, f"{at.path}.properties")
+            fields["properties"] = tuple(Property(*pair) for pair in self._named(properties, at, "properties"))
+        self._required(raw, at.path, fields)
+        extra = raw.get("additionalProperties")
+        if extra is not None:
+            fields["additional_properties"] = extra if isinstance(extra, bool) else self._one(
+                extra, at, "additionalProperties")
+        if "patternProperties" in raw:
+            fields["pattern_properties"] = self._pattern_properties(raw["patternProperties"], at)
+        if "dependentRequired" in raw:
+            fields["dependent_required"] = self._dependent_required(raw["dependentRequired"], at.path)
+
+    def _required(self, raw: Mapping[str, Any], path: str, fields: dict[str, Any]) -> None:
+        required = raw.get("required")
+        if required is not None:
             if isinstance(required, bool):
                 # draft 3 wrote "required": true on the property itself; the enclosing object reads it
                 required = []
@@ -178,29 +220,43 @@ class _Reader:
                        if isinstance(sub, Mapping) and sub.get("required") is True)
         if draft3:
             fields["required"] = tuple(dict.fromkeys(fields.get("required", ()) + draft3))
-        if "additionalProperties" in raw and raw["additionalProperties"] is not None:
-            extra = raw["additionalProperties"]
-            fields["additional_properties"] = (
-                extra if isinstance(extra, bool)
-                else self.read(extra, f"{pointer}/additionalProperties", f"{path}.additionalProperties", depth + 1))
-        if "patternProperties" in raw:
-            pats = raw["patternProperties"]
-            if not isinstance(pats, Mapping):
-                raise self.fail("patternProperties must be an object", f"{path}.patternProperties")
-            self._string_keys(pats, f"{path}.patternProperties")
-            for name in pats:
-                self._check_pattern(name, f"{path}.patternProperties.{name}", "patternProperties key",
-                                    python_re=False)
-            fields["pattern_properties"] = tuple(
-                (name, self.read(sub, f"{pointer}/patternProperties/{_escape(name)}",
-                                 f"{path}.patternProperties.{name}", depth + 1))
-                for name, sub in pats.items())
-        if "dependentRequired" in raw:
-            deps = raw["dependentRequired"]
-            if not isinstance(deps, Mapping) or not all(
-                    isinstance(v, list) and all(isinstance(x, str) for x in v) for v in deps.values()):
-                raise self.fail("dependentRequired must map names to arrays of names", f"{path}.dependentRequired")
-            fields["dependent_required"] = tuple((k, tuple(v)) for k, v in deps.items())
+
+    def _pattern_properties(self, patterns: Any, at: _At) -> tuple[tuple[str, Schema], ...]:
+        if not isinstance(patterns, Mapping):
+            raise self.fail("patternProperties must be an object", f"{at.path}.patternProperties")
+        self._string_keys(patterns, f"{at.path}.patternProperties")
+        for name in patterns:
+            self._check_pattern(name, f"{at.path}.patternProperties.{name}", "patternProperties key",
+                                python_re=False)
+        return self._named(patterns, at, "patternProperties")
+
+    def _dependent_required(self, deps: Any, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        if not isinstance(deps, Mapping) or not all(
+                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in deps.values()):
+            raise self.fail("dependentRequired must map names to arrays of names", f"{path}.dependentRequired")
+        return tuple((k, tuple(v)) for k, v in deps.items())
+
+    def _array_keywords(self, raw: Mapping[str, Any], at: _At, fields: dict[str, Any]) -> None:
+        items = raw.get("items")
+        if isinstance(items, list):  # the draft-4 tuple form: one schema per position
+            fields["prefix_items"] = self._each(items, at, "items")
+            if "additionalItems" in raw:
+                fields["items"] = self._one(raw["additionalItems"], at, "additionalItems")
+        elif items is not None:
+            fields["items"] = self._one(items, at, "items")
+        if "prefixItems" in raw:
+            if not isinstance(raw["prefixItems"], list):
+                raise self.fail("prefixItems must be an array of schemas", f"{at.path}.prefixItems")
+            fields["prefix_items"] = self._each(raw["prefixItems"], at, "prefixItems")
+
+    def _subschemas(self, raw: Mapping[str, Any], at: _At, fields: dict[str, Any]) -> None:
+        """``not``, ``if``/``then``/``else``, ``propertyNames``, ``contains`` and the combinators."""
+        for key, attr in SUBSCHEMA_KEYWORDS.items():
+            if key in raw:
+                fields[attr] = self._one(raw[key], at, key)
+        for key, attr in LIST_KEYWORDS.items():
+            if key in raw and key != "prefixItems":
+                fields[attr] = self._each(raw[key], at, key)
 
     def _check_pattern(self, source: str, path: str, what: str, *, python_re: bool) -> None:
         """Warn of a pattern that does not compile, as Python reads it or as ECMA-262: the profiles that read it
@@ -227,25 +283,6 @@ class _Reader:
         for key in mapping:
             if not isinstance(key, str):
                 raise self.fail(f"property names must be strings, got {_json_type(key)} {key!r}", path)
-
-    def _array_keywords(self, raw: Mapping[str, Any], pointer: str, path: str, depth: int,
-                        fields: dict[str, Any]) -> None:
-        items = raw.get("items")
-        if isinstance(items, list):  # the draft-4 tuple form: one schema per position
-            fields["prefix_items"] = tuple(
-                self.read(sub, f"{pointer}/items/{i}", f"{path}.items[{i}]", depth + 1) for i, sub in enumerate(items))
-            if "additionalItems" in raw:
-                fields["items"] = self.read(raw["additionalItems"], f"{pointer}/additionalItems",
-                                            f"{path}.additionalItems", depth + 1)
-        elif items is not None:
-            fields["items"] = self.read(items, f"{pointer}/items", f"{path}.items", depth + 1)
-        if "prefixItems" in raw:
-            prefix = raw["prefixItems"]
-            if not isinstance(prefix, list):
-                raise self.fail("prefixItems must be an array of schemas", f"{path}.prefixItems")
-            fields["prefix_items"] = tuple(
-                self.read(sub, f"{pointer}/prefixItems/{i}", f"{path}.prefixItems[{i}]", depth + 1)
-                for i, sub in enumerate(prefix))
 
     def _ref(self, ref: Any, pointer: str, path: str) -> str:
         """The ``definitions`` key of the schema ``ref`` (written at ``pointer``) names.
@@ -443,19 +480,11 @@ def _pointer_path(root: Any, ref: str) -> str:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
+    """What ``value`` is, in JSON's words (every number a number), for a message."""
     if isinstance(value, Mapping):
         return "object"
-    return type(value).__name__
+    kind = json_type_of(value)
+    return "number" if kind == "integer" else kind
 
 
 def read_schema(raw: Any, *, tool: str = "<schema>", source: str = "<object>", where: str = "$",
@@ -506,8 +535,13 @@ def _looks_like_tool(doc: Mapping[str, Any]) -> bool:
     return "name" in doc and any(k in doc for k in ("parameters", "input_schema", "inputSchema"))
 
 
+def _is_wrapped(entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` is OpenAI's ``{"type": "function", "function": {...}}``."""
+    return entry.get("type") == "function" and isinstance(entry.get("function"), Mapping)
+
+
 def _shape(entry: Mapping[str, Any]) -> str:
-    if entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):
+    if _is_wrapped(entry):
         return "openai"
     if "input_schema" in entry:
         return "anthropic"
@@ -528,7 +562,7 @@ def _read_tool(where: str, entry: Any, kind: str, source: str, limits: Limits) -
                           path=where)
     shape = _shape(entry) if kind == "auto" else kind
     body = entry
-    if entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):  # whatever the kind
+    if _is_wrapped(entry):  # whatever the kind
         body, where = entry["function"], f"{where}.function"
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -540,60 +574,74 @@ def _read_tool(where: str, entry: Any, kind: str, source: str, limits: Limits) -
         raise LoaderError(f"description must be a string, got {_json_type(description)}", source=source,
                           tool=name, path=f"{where}.description")
     key = _SCHEMA_KEY[shape]
-    if key not in body and any(k in body for k in _SCHEMA_KEY.values()):
-        found = next(k for k in _SCHEMA_KEY.values() if k in body)
+    found = next((k for k in _SCHEMA_KEY.values() if k in body), key)
+    if key not in body and found != key:
         raise LoaderError(f"kind {kind!r} reads the schema from {key!r}, but this tool has {found!r}",
                           source=source, tool=name, path=f"{where}.{found}")
-    raw_schema = body.get(key)
-    if raw_schema is None:
-        raw_schema = {"type": "object", "properties": {}}
-    if not isinstance(raw_schema, Mapping):
-        raise LoaderError(f"{key} must be a JSON object, got {_json_type(raw_schema)}", source=source, tool=name,
-                          path=f"{where}.{key}")
-    try:
-        schema, definitions, warnings = read_schema(raw_schema, tool=name, source=source, where=f"{where}.{key}",
-                                                    limits=limits)
-    except RecursionError:  # only when limits.max_depth is raised past what Python's stack holds
-        raise LoaderError(f"the schema is nested too deeply to read (limits.max_depth is {limits.max_depth})",
-                          source=source, tool=name, path=f"{where}.{key}") from None
-    if schema.types and "object" not in schema.types:
-        raise LoaderError(f"a tool's arguments are an object, but {key}.type says {'/'.join(schema.types)}",
-                          source=source, tool=name, path=f"{where}.{key}.type")
-    if not schema.types:
-        schema = _with_types(schema, ("object",))
+    schema, definitions, warnings = _tool_parameters(body.get(key), key, name, f"{where}.{key}", source, limits)
     return Tool(name=name, description=description or "", parameters=schema, definitions=definitions,
                 source=f"{source} {where}"), warnings
 
 
-def _with_types(schema: Schema, types: tuple[str, ...]) -> Schema:
-    import attrs
-
-    return attrs.evolve(schema, types=types)
+def _tool_parameters(raw: Any, key: str, name: str, where: str, source: str,
+                     limits: Limits) -> tuple[Schema, dict[str, Schema], list[str]]:
+    """The tool's argument schema (an object, when it says no type) read from ``raw`` (at ``where``)."""
+    if raw is None:
+        raw = {"type": "object", "properties": {}}
+    if not isinstance(raw, Mapping):
+        raise LoaderError(f"{key} must be a JSON object, got {_json_type(raw)}", source=source, tool=name,
+                          path=where)
+    try:
+        schema, definitions, warnings = read_schema(raw, tool=name, source=source, where=where, limits=limits)
+    except RecursionError:  # only when limits.max_depth is raised past what Python's stack holds
+        raise LoaderError(f"the schema is nested too deeply to read (limits.max_depth is {limits.max_depth})",
+                          source=source, tool=name, path=where) from None
+    if schema.types and "object" not in schema.types:
+        raise LoaderError(f"a tool's arguments are an object, but {key}.type says {'/'.join(schema.types)}",
+                          source=source, tool=name, path=f"{where}.type")
+    if not schema.types:
+        schema = attrs.evolve(schema, types=("object",))
+    return schema, definitions, warnings
 
 
 # --- entry point ----------------------------------------------------------------------------
 
+def _names_a_file(obj: Any) -> bool:
+    """Whether ``obj`` is a path, or text that is not JSON (which starts with '{' or '[') and so names one."""
+    return isinstance(obj, Path) or isinstance(obj, str) and bool(obj.strip()) and not obj.lstrip().startswith(
+        ("{", "["))
+
+
+def _decoded(obj: Any) -> Any:
+    """``obj`` as text when it is bytes (UTF-8 only), else as it is."""
+    if not isinstance(obj, (bytes, bytearray)):
+        return obj
+    try:
+        return bytes(obj).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise LoaderError(f"the bytes are not UTF-8 text (byte {err.start})", source="<bytes>") from None
+
+
+def _checked_text(text: str, limits: Limits, source: str = "<string>") -> str:
+    if len(text) > limits.max_input_bytes:
+        raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source=source)
+    return text
+
+
 def _read_input(obj: Any, limits: Limits) -> tuple[Any, str]:
     """Turn a path, JSON text or Python objects into (document, source name)."""
-    if isinstance(obj, Path) or (isinstance(obj, str) and obj.strip()
-                                 and not obj.lstrip().startswith(("{", "["))):
+    if _names_a_file(obj):
         path = Path(obj)
         text = _read_text_file(path, limits, missing="no such file (and not JSON text: JSON starts with '{' or '[')")
         if not text.strip():
             raise LoaderError("the file is empty: it holds no JSON", source=str(path))
         return _parse_json(text, str(path)), str(path)
-    if isinstance(obj, (bytes, bytearray)):
-        try:
-            obj = obj.decode("utf-8", errors="strict")
-        except UnicodeDecodeError as err:
-            raise LoaderError(f"the bytes are not UTF-8 text (byte {err.start})", source="<bytes>") from None
-    if isinstance(obj, str):
-        if not obj.strip():
-            raise LoaderError("the text is empty: it holds no JSON", source="<string>")
-        if len(obj) > limits.max_input_bytes:
-            raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source="<string>")
-        return _parse_json(obj, "<string>"), "<string>"
-    return obj, "<object>"
+    obj = _decoded(obj)
+    if not isinstance(obj, str):
+        return obj, "<object>"
+    if not obj.strip():
+        raise LoaderError("the text is empty: it holds no JSON", source="<string>")
+    return _parse_json(_checked_text(obj, limits), "<string>"), "<string>"
 
 
 def _read_text_file(path: Path, limits: Limits, missing: str = "no such file") -> str:
@@ -707,18 +755,23 @@ def _source_kind(obj: Any) -> str:
     if isinstance(obj, (list, tuple)) and obj and all(callable(item) and not isinstance(item, Mapping)
                                                       for item in obj):
         return "python"
-    if isinstance(obj, Path) or isinstance(obj, str) and obj.strip() and not obj.lstrip().startswith(("{", "[")):
-        name = str(obj).strip()
-        lowered = name.lower()
-        if lowered.endswith(PYTHON_SUFFIXES):
+    return _named_source_kind(obj) if _names_a_file(obj) else "json"
+
+
+def _named_source_kind(obj: str | Path) -> str:
+    """What a path, or text that is not JSON, names: a file by its ending, a module, or TypeScript source."""
+    name = str(obj).strip()
+    if name.lower().endswith(PYTHON_SUFFIXES):
+        return "python"
+    if name.lower().endswith(TYPESCRIPT_SUFFIXES):
+        return "typescript"
+    if not isinstance(obj, str):
+        return "json"
+    if "\n" not in name and len(name) < 4096 and not Path(name).exists() and _DOTTED_NAME.fullmatch(name):
+        if _module_exists(name):
             return "python"
-        if lowered.endswith(TYPESCRIPT_SUFFIXES):
-            return "typescript"
-        if isinstance(obj, str) and "\n" not in name and len(name) < 4096 and not Path(name).exists():
-            if _DOTTED_NAME.fullmatch(name) and _module_exists(name):
-                return "python"
-        if isinstance(obj, str) and _TYPESCRIPT_TEXT.search(obj[:65536]) and not _is_file(name):
-            return "typescript"
+    if _TYPESCRIPT_TEXT.search(obj[:65536]) and not _is_file(name):
+        return "typescript"
     return "json"
 
 
@@ -744,11 +797,7 @@ def _is_file(name: str) -> bool:
 
 def _typescript_text(obj: Any, limits: Limits) -> tuple[str, str]:
     """(the TypeScript source, its name): ``obj`` is a path to a ``.ts`` file or the source itself."""
-    if isinstance(obj, (bytes, bytearray)):
-        try:
-            obj = bytes(obj).decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise LoaderError(f"the bytes are not UTF-8 text (byte {err.start})", source="<bytes>") from None
+    obj = _decoded(obj)
     if isinstance(obj, Path) or isinstance(obj, str) and _is_file(obj.strip()):
         path = Path(obj if isinstance(obj, Path) else obj.strip())
         return _read_text_file(path, limits), str(path)
@@ -757,15 +806,4 @@ def _typescript_text(obj: Any, limits: Limits) -> tuple[str, str]:
     if not isinstance(obj, str):
         raise LoaderError(f"TypeScript tools come from a .ts path or source text, got {type(obj).__name__}",
                           source="<object>")
-    if len(obj) > limits.max_input_bytes:
-        raise LoaderError(f"the text is longer than the {limits.max_input_bytes} allowed", source="<string>")
-    return obj, "<string>"
-
-
-def iter_schemas(schema: Schema) -> Iterable[Schema]:
-    """Every node of a schema tree, depth first (``$ref`` targets are not followed)."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(node.children())
+    return _checked_text(obj, limits), "<string>"

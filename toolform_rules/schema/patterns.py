@@ -43,51 +43,47 @@ def ecma_to_regex(source: str) -> str:
     in_class = False
     i = 0
     while i < len(source):
-        char = source[i]
-        if char == "\\" and i + 1 < len(source):
-            escaped = source[i + 1]
-            end = source.find("}", i + 3) if source.startswith("u{", i + 1) else -1
-            if end != -1 and _is_hex(source[i + 3:end]) and int(source[i + 3:end], 16) <= 0x10FFFF:
-                out.append(f"\\U{int(source[i + 3:end], 16):08x}")
-                i = end + 1
-                continue
-            if escaped == "c" and source[i + 2:i + 3].isascii() and source[i + 2:i + 3].isalpha():
-                out.append(f"\\x{ord(source[i + 2]) % 32:02x}")  # ECMA: the letter's code modulo 32
-                i += 3
-                continue
-            end = source.find(">", i + 3) if source.startswith("k<", i + 1) and not in_class else -1
-            if end != -1 and source[i + 3:end].isidentifier():
-                out.append(f"(?P={source[i + 3:end]})")
-                i = end + 1
-                continue
-            if escaped in _ECMA_CLASSES:
-                out.append(_ECMA_CLASSES[escaped] if in_class else f"[{_ECMA_CLASSES[escaped]}]")
-            elif escaped in "DW" and not in_class:
-                out.append(f"[^{_ECMA_CLASSES[escaped.lower()]}]")
-            else:
-                out.append(source[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-            out.append(char)
-        elif source.startswith("[]", i) or source.startswith("[^]", i):  # ECMA: match nothing, anything
-            out.append("(?!)" if source[i + 1] == "]" else "[\\s\\S]")
-            i += 1 if source[i + 1] == "]" else 2
-        elif char == "[":
-            in_class = True
-            out.append(char)
-            if source.startswith("^", i + 1):
-                out.append("^")
-                i += 1
-        elif char == "$":
-            out.append("\\Z")
-        elif char == ".":
-            out.append("[^\\n\\r\\u2028\\u2029]")
+        if source[i] == "\\" and i + 1 < len(source):
+            written, i = _translated_escape(source, i, in_class)
+        elif in_class:
+            in_class, written, i = source[i] != "]", source[i], i + 1
         else:
-            out.append(char)
-        i += 1
+            written, i, in_class = _outside_class(source, i)
+        out.append(written)
     return "".join(out)
+
+
+def _translated_escape(source: str, i: int, in_class: bool) -> tuple[str, int]:
+    """The escape at ``i`` in the ``regex`` engine's syntax, and the offset after it."""
+    escaped = source[i + 1]
+    end = source.find("}", i + 3) if source.startswith("u{", i + 1) else -1
+    if end != -1 and _is_hex(source[i + 3:end]) and int(source[i + 3:end], 16) <= 0x10FFFF:
+        return f"\\U{int(source[i + 3:end], 16):08x}", end + 1
+    if escaped == "c" and source[i + 2:i + 3].isascii() and source[i + 2:i + 3].isalpha():
+        return f"\\x{ord(source[i + 2]) % 32:02x}", i + 3  # ECMA: the letter's code modulo 32
+    end = source.find(">", i + 3) if source.startswith("k<", i + 1) and not in_class else -1
+    if end != -1 and source[i + 3:end].isidentifier():
+        return f"(?P={source[i + 3:end]})", end + 1
+    if escaped in _ECMA_CLASSES:
+        return _ECMA_CLASSES[escaped] if in_class else f"[{_ECMA_CLASSES[escaped]}]", i + 2
+    if escaped in "DW" and not in_class:
+        return f"[^{_ECMA_CLASSES[escaped.lower()]}]", i + 2
+    return source[i:i + 2], i + 2
+
+
+def _outside_class(source: str, i: int) -> tuple[str, int, bool]:
+    """What the character at ``i`` (outside a class) is in the ``regex`` engine's syntax, the offset after it,
+    and whether it opens a class."""
+    if source.startswith("[]", i):  # ECMA: matches nothing
+        return "(?!)", i + 2, False
+    if source.startswith("[^]", i):  # ECMA: matches anything
+        return "[\\s\\S]", i + 3, False
+    if source[i] == "[":
+        return ("[^", i + 2, True) if source.startswith("^", i + 1) else ("[", i + 1, True)
+    return _ECMA_OUTSIDE.get(source[i], source[i]), i + 1, False
+
+
+_ECMA_OUTSIDE = {"$": "\\Z", ".": "[^\\n\\r\\u2028\\u2029]"}
 
 
 def _is_hex(text: str) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeGuard
 
 import attrs
 
@@ -211,6 +211,11 @@ class _Lines:
         return index + 1, offset - self.starts[index] + 1
 
 
+_WORD = re.compile(r"[\w$]+")  # a name or a number: what _is_word_char accepts, in a run
+_SPACE = re.compile(r"\s+")  # (what str.isspace accepts)
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
 def _is_word_char(char: str) -> bool:
     return char.isalnum() or char in "_$"
 
@@ -229,96 +234,118 @@ class _Scanner:
         self.blanks: list[tuple[int, int]] = []
         self.docs: dict[int, str] = {}
         self.lines = _Lines(text)
+        self.pending_doc: str | None = None
+        # the signature being followed: "" (none), "head" (before the parameters), "params",
+        # "after" (after them), "returns" (in the return type)
+        self.state = ""
+        self.depth = 0  # the parentheses open in the parameters
+        self.closers: list[str] = []  # what closes each bracket open in the return type
+        self.type_ended = False  # whether the return type read so far may be whole (a "{" then begins the body)
+        # in a body: "{" a block, "${" a template's substitution, "`" inside a template
+        self.stack: list[str] = []
+        self.regex_allowed = True
+        self.no_regex_before = -1  # a "/" before this offset is a division: a regex scan failed there
 
     def fail(self, message: str, offset: int) -> LoaderError:
         line, column = self.lines.at(offset)
         return LoaderError(message, source=self.source, line=line, column=column)
 
     def scan(self) -> _Scanned:
-        text, n = self.text, len(self.text)
         i = 0
-        pending_doc: str | None = None
-        # the signature being followed: "" (none), "head" (before the parameters), "params",
-        # "after" (after them), "returns" (in the return type)
-        state, depth, type_ended = "", 0, False
-        closers: list[str] = []
-        while i < n:
-            char = text[i]
-            if char.isspace():
-                i += 1
+        while i < len(self.text):
+            skipped = self.trivia(i, keep_docs=True)
+            if skipped is not None:
+                i = skipped
                 continue
-            if text.startswith("//", i):
-                end = text.find("\n", i)
-                i = n if end < 0 else end
-                continue
-            if text.startswith("/*", i):
-                end = text.find("*/", i + 2)
-                if end < 0:
-                    raise self.fail("the comment is not closed: expected '*/'", i)
-                if text.startswith("/**", i) and not text.startswith("/**/", i):
-                    pending_doc = text[i:end + 2]
-                i = end + 2
-                continue
-            if pending_doc is not None:
-                self.docs[i] = pending_doc
-                pending_doc = None
-            if state == "after":
-                if char == "{":
-                    i = self.body(i)
-                    state = ""
-                    continue
-                if char == ":":
-                    state, closers, type_ended = "returns", [], False
-                    i += 1
-                    continue
-                state = ""
-            if state == "returns" and not closers:
-                if char == "{" and type_ended:
-                    i = self.body(i)
-                    state = ""
-                    continue
-                if char in ";," or char in ")]}>" and char != ">":
-                    state = ""
-            if char in "\"'":
-                i = self.quoted(i)
-                type_ended = True
-                continue
-            if char == "`":
-                i = self.template_type(i)
-                type_ended = True
-                continue
-            if _is_word_char(char):
-                start = i
-                while i < n and _is_word_char(text[i]):
-                    i += 1
-                word = text[start:i]
-                if state == "returns" and not closers and type_ended and word in _STATEMENT_WORDS:
-                    state = ""
-                if word == "function" and not state and (start == 0 or text[start - 1] != "."):
-                    state = "head"
-                type_ended = word not in _TYPE_PREFIX_WORDS
-                continue
-            i += 1
-            if state == "head":
-                if char == "(":
-                    state, depth = "params", 1
-                elif char not in "*<>,=.":  # a name, generics: anything else is no signature
-                    state = "" if char in ":?;}" else state
-            elif state == "params":
-                depth += {"(": 1, ")": -1}.get(char, 0)
-                if depth == 0:
-                    state = "after"
-            elif state == "returns":
-                type_ended = char in ")]}>"
-                if char == "=" and i < n and text[i] == ">":
-                    i += 1  # "=>": what follows is a type
-                    type_ended = False
-                elif char in "([{<":
-                    closers.append({"(": ")", "[": "]", "{": "}", "<": ">"}[char])
-                elif closers and char == closers[-1]:
-                    closers.pop()
-        blanked = self.blanked()
-        return _Scanned(blanked, self.docs)
+            if self.pending_doc is not None:  # the comment documents the code that follows it
+                self.docs[i], self.pending_doc = self.pending_doc, None
+            ended = self.after_parameters(i) if self.state == "after" else \
+                self.return_type_end(i) if self.state == "returns" and not self.closers else None
+            i = self.token(i) if ended is None else ended
+        return _Scanned(self.blanked(), self.docs)
+
+    def trivia(self, i: int, *, keep_docs: bool) -> int | None:
+        """The offset after the white space or comment at ``i`` (``None``: there is none); ``keep_docs``:
+        a ``/** */`` comment is kept for the code that follows it."""
+        text = self.text
+        if text[i].isspace():
+            return _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            return len(text) if end < 0 else end
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise self.fail("the comment is not closed: expected '*/'", i)
+            if keep_docs and text.startswith("/**", i) and not text.startswith("/**/", i):
+                self.pending_doc = text[i:end + 2]
+            return end + 2
+        return None
+
+    def after_parameters(self, i: int) -> int | None:
+        """After a signature's ")": its body, a return type, or (``None``) no more of the signature."""
+        self.state = ""
+        if self.text[i] == "{":
+            return self.body(i)
+        if self.text[i] == ":":
+            self.state, self.closers, self.type_ended = "returns", [], False
+            return i + 1
+        return None
+
+    def return_type_end(self, i: int) -> int | None:
+        """Outside any bracket of a return type: its body, or (``None``) the token read as usual."""
+        if self.text[i] == "{" and self.type_ended:
+            self.state = ""
+            return self.body(i)
+        if self.text[i] in ";,)]}":
+            self.state = ""
+        return None
+
+    def token(self, i: int) -> int:
+        """The offset after the token at ``i`` (outside bodies), the signature followed through it."""
+        char = self.text[i]
+        if char in "\"'`":
+            self.type_ended = True
+            return self.quoted(i) if char != "`" else self.template_type(i)
+        if _is_word_char(char):
+            return self.word(i)
+        follow = self.SIGNATURE_PUNCTUATION.get(self.state)
+        return i + 1 if follow is None else follow(self, char, i + 1)
+
+    def word(self, i: int) -> int:
+        end = _WORD.match(self.text, i).end()  # type: ignore[union-attr]
+        word = self.text[i:end]
+        if self.state == "returns" and not self.closers and self.type_ended and word in _STATEMENT_WORDS:
+            self.state = ""
+        if word == "function" and not self.state and (i == 0 or self.text[i - 1] != "."):
+            self.state = "head"
+        self.type_ended = word not in _TYPE_PREFIX_WORDS
+        return end
+
+    def in_head(self, char: str, i: int) -> int:
+        """A name, generics: anything but "(" and these is no signature."""
+        if char == "(":
+            self.state, self.depth = "params", 1
+        elif char in ":?;}":
+            self.state = ""
+        return i
+
+    def in_parameters(self, char: str, i: int) -> int:
+        self.depth += {"(": 1, ")": -1}.get(char, 0)
+        if self.depth == 0:
+            self.state = "after"
+        return i
+
+    def in_return_type(self, char: str, i: int) -> int:
+        self.type_ended = char in ")]}>"
+        if char == "=" and self.text.startswith(">", i):
+            self.type_ended = False  # "=>": what follows is a type
+            return i + 1
+        if char in _CLOSERS:
+            self.closers.append(_CLOSERS[char])
+        elif self.closers and char == self.closers[-1]:
+            self.closers.pop()
+        return i
 
     def blanked(self) -> str:
         if not self.blanks:
@@ -355,72 +382,68 @@ class _Scanner:
 
     def body(self, open_brace: int) -> int:
         """Blank the body whose "{" is at ``open_brace``; the offset after its "}"."""
-        text, n = self.text, len(self.text)
-        stack = ["{"]  # "{" a block, "${" a template's substitution, "`" inside a template
+        self.stack, self.regex_allowed, self.no_regex_before = ["{"], True, -1
         i = open_brace + 1
-        regex_allowed = True
-        no_regex_before = -1  # a "/" before this offset is a division: a regex scan failed there
-        while i < n:
-            char = text[i]
-            if stack[-1] == "`":
-                if char == "\\":
-                    i += 2
-                elif char == "`":
-                    stack.pop()
-                    i += 1
-                    regex_allowed = False
-                elif text.startswith("${", i):
-                    stack.append("${")
-                    i += 2
-                    regex_allowed = True
-                else:
-                    i += 1
+        while i < len(self.text):
+            if self.stack[-1] == "`":
+                i = self.in_template(i)
                 continue
-            if char.isspace():
-                i += 1
-            elif text.startswith("//", i):
-                end = text.find("\n", i)
-                i = n if end < 0 else end
-            elif text.startswith("/*", i):
-                end = text.find("*/", i + 2)
-                if end < 0:
-                    raise self.fail("the comment is not closed: expected '*/'", i)
-                i = end + 2
-            elif char in "\"'":
-                i = self.quoted(i)
-                regex_allowed = False
-            elif char == "`":
-                stack.append("`")
-                i += 1
-            elif char == "{":
-                stack.append("{")
-                i += 1
-                regex_allowed = True
-            elif char == "}":
-                stack.pop()
-                if not stack:
-                    self.blanks.append((open_brace + 1, i))
-                    return i + 1
-                i += 1
-                regex_allowed = False
-            elif char == "/" and regex_allowed and i >= no_regex_before:
-                end = self.regex(i)
-                if end < 0:
-                    no_regex_before = -end
-                    i += 1
-                    regex_allowed = True
-                else:
-                    i = end
-                    regex_allowed = False
-            elif _is_word_char(char):
-                start = i
-                while i < n and _is_word_char(text[i]):
-                    i += 1
-                regex_allowed = text[start:i] in _REGEX_AFTER_WORDS
-            else:
-                i += 1
-                regex_allowed = char not in ")]"
+            skipped = self.trivia(i, keep_docs=False)
+            i = self.code(i) if skipped is None else skipped
+            if not self.stack:
+                self.blanks.append((open_brace + 1, i - 1))
+                return i
         raise self.fail("the function's body is not closed: expected '}'", open_brace)
+
+    def in_template(self, i: int) -> int:
+        """The offset after what is at ``i`` inside a template literal in a body."""
+        if self.text[i] == "\\":
+            return i + 2
+        if self.text[i] == "`":
+            self.stack.pop()
+            self.regex_allowed = False
+            return i + 1
+        if self.text.startswith("${", i):
+            self.stack.append("${")
+            self.regex_allowed = True
+            return i + 2
+        return i + 1
+
+    def code(self, i: int) -> int:
+        """The offset after the token at ``i`` in a body (a "/" is a regular expression where one may begin)."""
+        char = self.text[i]
+        if char in "\"'":
+            self.regex_allowed = False
+            return self.quoted(i)
+        if char == "`":
+            self.stack.append(char)
+            return i + 1
+        if char == "{":
+            self.stack.append(char)
+            self.regex_allowed = True
+            return i + 1
+        if char == "}":
+            self.stack.pop()
+            self.regex_allowed = False
+            return i + 1
+        if char == "/" and self.regex_allowed and i >= self.no_regex_before:
+            return self.slash(i)
+        if _is_word_char(char):
+            end = _WORD.match(self.text, i).end()  # type: ignore[union-attr]
+            self.regex_allowed = self.text[i:end] in _REGEX_AFTER_WORDS
+            return end
+        self.regex_allowed = char not in ")]"
+        return i + 1
+
+    def slash(self, i: int) -> int:
+        """A regular expression at ``i``; else a division (and no regular expression on its line before it)."""
+        end = self.regex(i)
+        self.regex_allowed = end < 0
+        if end < 0:
+            self.no_regex_before = -end
+            return i + 1
+        return end
+
 
     def regex(self, i: int) -> int:
         """The offset after the regular expression at ``i``, or minus its line's end if it is none."""
@@ -440,6 +463,9 @@ class _Scanner:
                 return j + 1
             j += 1
         return -len(text)
+
+    #: what a punctuation character does to the signature being followed, in each state
+    SIGNATURE_PUNCTUATION = {"head": in_head, "params": in_parameters, "returns": in_return_type}
 
 
 # --- JSDoc ------------------------------------------------------------------------------------
@@ -592,11 +618,11 @@ class _DeclarationReader(Transformer):
     def start(self, children: list[Any]) -> list[Any]:
         return [child for child in children if child is not None]
 
-    def import_decl(self, children: list[Any]) -> None:
+    def _skipped(self, children: list[Any]) -> None:
         return None
 
-    def export_list(self, children: list[Any]) -> None:
-        return None
+    # statements and type parameters that make no tool and no type: read only to be skipped
+    import_decl = export_list = type_param = _skipped
 
     def modifiers(self, children: list[Token]) -> frozenset[str]:
         return frozenset(str(child) for child in children)
@@ -607,9 +633,6 @@ class _DeclarationReader(Transformer):
     @v_args(meta=True)
     def type_params(self, meta: Any, children: list[Any]) -> str:
         return "generic"
-
-    def type_param(self, children: list[Any]) -> None:
-        return None
 
     @v_args(meta=True)
     def function_decl(self, meta: Any, children: list[Any]) -> _FunctionDecl:
@@ -933,20 +956,10 @@ class _SchemaBuilder:
         parameter = parameters[0]
         if parameter.pattern is None and parameter.name not in FLATTENED_PARAMETER_NAMES:
             return None
-        if parameter.type is None and parameter.pattern is not None:
-            schema: dict[str, Any] = {"type": "object",
-                                      "properties": {name: {} for name, _default in parameter.pattern}}
-        elif parameter.type is None:
+        schema = self.object_parameter(parameter)
+        if schema is None:
             return None
-        else:
-            schema = self.schema(parameter.type, 1)
-        if schema.get("type") != "object" or "$ref" in schema:
-            if parameter.pattern is not None:
-                raise self.fail("a destructured parameter's type is an object type", parameter)
-            return None
-        schema = dict(schema)
-        schema.pop("description", None)
-        for name, default in parameter.pattern or ():
+        for name, default in parameter.pattern or ():  # a destructured name's default
             properties = schema.get("properties", {})
             if default is not None and default is not _UNDEFINED and name in properties:
                 properties[name] = {**properties[name], "default": default.value}
@@ -954,15 +967,25 @@ class _SchemaBuilder:
                     schema["required"] = [r for r in schema["required"] if r != name]
         if "required" in schema and not schema["required"]:
             del schema["required"]
-        prefix = parameter.name if parameter.pattern is None else ""
-        for dotted, param_doc in doc.parameters.items():
-            path = dotted.split(".")
-            if prefix:
-                if path[0] != prefix:
-                    continue
-                path = path[1:]
-            self.describe(schema, path, param_doc)
+        if parameter.pattern is None:
+            self.dotted_descriptions(parameter.name, schema, doc)
+        else:  # the names are the tool's parameters
+            for dotted, param_doc in doc.parameters.items():
+                self.describe(schema, dotted.split("."), param_doc)
         return schema
+
+    def object_parameter(self, parameter: _Parameter) -> dict[str, Any] | None:
+        """The schema (a new dict, without a description) of a parameter that is an object, else ``None``."""
+        if parameter.type is None and parameter.pattern is None:
+            return None
+        if parameter.type is None:
+            return {"type": "object", "properties": {name: {} for name, _default in parameter.pattern or ()}}
+        schema = self.schema(parameter.type, 1)
+        if schema.get("type") != "object" or "$ref" in schema:
+            if parameter.pattern is not None:
+                raise self.fail("a destructured parameter's type is an object type", parameter)
+            return None
+        return {key: value for key, value in schema.items() if key != "description"}
 
     def dotted_descriptions(self, name: str, schema: dict[str, Any], doc: _JSDoc) -> None:
         for dotted, param_doc in doc.parameters.items():
@@ -1013,8 +1036,7 @@ class _SchemaBuilder:
 
     def inferred(self, value: Any) -> dict[str, Any]:
         """The type TypeScript gives a parameter from its default: a literal's type, widened."""
-        kind = json_type_of(value)
-        kind = "number" if kind == "integer" else kind  # (TypeScript has one number type)
+        kind = _json_type(value)
         return {"type": kind} if kind in ("boolean", "number", "string", "array", "object") else {}
 
     def node(self, node: _Node, depth: int) -> None:
@@ -1182,34 +1204,17 @@ class _SchemaBuilder:
         for member in self.union_members(node):
             if isinstance(member, _LiteralType):
                 literals.append(member.value)
-            elif isinstance(member, _NamedType) and member.name in ("true", "false") and not member.arguments:
+            elif _is_named(member, "true", "false"):
                 literals.append(member.name == "true")
-            elif isinstance(member, _NamedType) and member.name in ("null", "undefined") and not member.arguments:
+            elif _is_named(member, "null", "undefined"):
                 null = True
             else:
                 schema = self.schema(member, depth)
                 if schema == {}:
                     return {}
                 others.append(schema)
-        literals = _distinct(literals)
-        if literals:
-            if all(isinstance(v, bool) for v in literals) and len(literals) == 2:
-                others.insert(0, {"type": "boolean"})
-            else:
-                types = list(dict.fromkeys(_json_type(v) for v in literals))
-                others.insert(0, {"type": types[0] if len(types) == 1 else types, "enum": literals})
-        if null:
-            if len(others) == 1 and isinstance(others[0].get("type"), (str, list)) and "$ref" not in others[0]:
-                only = dict(others[0])
-                types = only["type"] if isinstance(only["type"], list) else [only["type"]]
-                only["type"] = types + ["null"] if "null" not in types else types
-                if "enum" in only:
-                    only["enum"] = only["enum"] + [None]
-                return only
-            others.append({"type": "null"})
-        if len(others) == 1:
-            return others[0]
-        return {"anyOf": others}
+        others = _enum_branch(_distinct(literals)) + others
+        return _or_null(others) if null else _any_of(others)
 
     def intersection(self, node: _IntersectionType, depth: int) -> dict[str, Any]:
         schemas = [self.schema(member, depth) for member in node.members]
@@ -1252,6 +1257,37 @@ class _SchemaBuilder:
         return result
 
 
+def _is_named(node: _Node, *names: str) -> TypeGuard[_NamedType]:
+    """Whether ``node`` is one of the type names ``names`` (without type arguments)."""
+    return isinstance(node, _NamedType) and node.name in names and not node.arguments
+
+
+def _enum_branch(literals: list[Any]) -> list[dict[str, Any]]:
+    """The branch a union's literals make (none, when there are none): ``true | false`` is a boolean."""
+    if not literals:
+        return []
+    if all(isinstance(v, bool) for v in literals) and len(literals) == 2:
+        return [{"type": "boolean"}]
+    types = list(dict.fromkeys(_json_type(v) for v in literals))
+    return [{"type": types[0] if len(types) == 1 else types, "enum": literals}]
+
+
+def _or_null(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    """The union of ``branches`` and null: null joins the types (and the enum) of a single typed branch."""
+    if len(branches) == 1 and isinstance(branches[0].get("type"), (str, list)) and "$ref" not in branches[0]:
+        only = dict(branches[0])
+        types = only["type"] if isinstance(only["type"], list) else [only["type"]]
+        only["type"] = types + ["null"] if "null" not in types else types
+        if "enum" in only:
+            only["enum"] = only["enum"] + [None]
+        return only
+    return _any_of(branches + [{"type": "null"}])
+
+
+def _any_of(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
 def _distinct(values: list[Any]) -> list[Any]:
     """``values`` without repeats (1 and true are different values here)."""
     seen: set[tuple[str, Any]] = set()
@@ -1265,13 +1301,9 @@ def _distinct(values: list[Any]) -> list[Any]:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if value is None:
-        return "null"
-    return "string"
+    """A literal's JSON type (TypeScript has one number type)."""
+    kind = json_type_of(value)
+    return "number" if kind == "integer" else kind
 
 
 # --- entry point --------------------------------------------------------------------------------

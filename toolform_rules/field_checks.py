@@ -33,7 +33,7 @@ def one_of(allowed: tuple[str, ...]) -> Any:
     >>> Phase("compile")
     Traceback (most recent call last):
         ...
-    toolform_rules.validators.FieldValueError: name must be one of normalise, validate, not 'compile'
+    toolform_rules.field_checks.FieldValueError: name must be one of normalise, validate, not 'compile'
     """
     def check(_: Any, attribute: Any, value: str) -> None:
         if value not in allowed:
