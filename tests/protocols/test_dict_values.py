@@ -111,10 +111,23 @@ def test_what_the_renderer_writes_is_read_back(value: dict, quote: str) -> None:
     assert read_dict(text + "<end_function_call>", 0, QUOTES) == (value, len(text))
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("{a:1 b:2}", ({"a": 1, "b": 2}, 9)),  # a missing comma
+    ("{a:1,,b:2,}", ({"a": 1, "b": 2}, 11)),  # doubled and trailing commas
+    ("{a :\u00a0<escape>x, y<escape>}", ({"a": "x, y"}, 26)),  # Unicode white space; a comma inside a string
+    ('{a:<|"|>say <escape><|"|>}', ({"a": "say <escape>"}, 26)),  # a string holds the other quote marker
+    ("{a:[1,{b:null}],c:-2.5e3,d:true}", ({"a": [1, {"b": None}], "c": -2500.0, "d": True}, 32)),
+    ("{a:01}", "a key or '}'"),  # "0", then "1" where a key should stand
+    ("{a:NaN}", "a value"), ('{"a":1}', "a key or '}'"), ("{a 1}", "':'"), ("{a:[1}", "a value"),
+    ("{a:<escape>x}", "the closing <escape>"), ("[1]", "'{'"),
+])
+def test_what_the_format_allows_and_where_reading_stops(text: str, expected: object) -> None:
+    assert read_dict(text, 0, QUOTES) == expected
+
+
 @pytest.mark.parametrize("text", ["{a:<e>x<e>,n:1}", "{n:1,a:<e>x<e>}", "{a:[<e>x<e>,1]}"])
-def test_a_marker_written_outside_the_strings_is_left_to_the_scan(text: str) -> None:
-    """Where a quote marker is also JSON (here ``1``), the scan opens a string at it: JSON must not
-    read it as a number."""
+def test_a_quote_marker_opens_a_string_even_where_a_value_could_stand(text: str) -> None:
+    """Where a quote marker is also a value (here ``1``), the scan opens a string at it."""
     quotes = ("<e>", "1")
     assert read_dict(text, 0, quotes) == "the closing 1"
 

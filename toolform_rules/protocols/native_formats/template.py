@@ -3,8 +3,8 @@
 :func:`compile_pieces` turns a template into steps, one function per piece: a literal must follow
 (after white space), a slot reads what it names, an optional run is skipped when it does not match,
 a choice takes its first alternative that matches.  A step returns where it stopped, or ``None``
-(:class:`Reading` keeps the furthest failure, for the note).  Searches are ``str.find`` or bounded
-patterns, remembered (:meth:`Reading.find`): a reply of many unfinished calls is read in linear time.
+(:class:`Reading` keeps the furthest failure, for the note).  Every search is a bounded pattern, and
+each is remembered (:meth:`Reading.find`): a reply of many unfinished calls is read in linear time.
 """
 
 from __future__ import annotations
