@@ -39,11 +39,9 @@ from .schema.loaders import load_tools
 from .schema.toolset import Toolset
 
 #: what may end a call in any protocol: a closing bracket, the end of a tag, the end of a line
-_ENDS_A_CALL_TEXT = "}])>\n"
-_ENDS_A_CALL = frozenset(_ENDS_A_CALL_TEXT)
+_ENDS_A_CALL = frozenset("}])>\n")
 #: what may end a model-native format's call head (its name): markers and line ends too
-_ENDS_A_HEAD_TEXT = "}])>\n:|\"="
-_ENDS_A_HEAD = frozenset(_ENDS_A_HEAD_TEXT)
+_ENDS_A_HEAD = frozenset("}])>\n:|\"=")
 #: the share by which the unsettled text must have grown before it is read again
 GROWTH = 4
 #: how much unsettled text waits for a look unless a call may have closed: read sooner, a call is mostly half
@@ -60,10 +58,9 @@ _LONGEST_TAG = 68
 _BRACKETS = {"{": 1, "[": 1, "(": 1, "}": -1, "]": -1, ")": -1}
 _BRACKET_SET = frozenset(_BRACKETS)
 #: the characters that may open or close a call, which a feed keeps track of
-_MARKS_TEXT = "{}[]()<>"
-_MARKS = frozenset(_MARKS_TEXT)
+_MARKS = frozenset("{}[]()<>")
 #: the characters a feed of one must look at (the others, most of a reply, only go on a call's arguments)
-_NOTABLE = frozenset(_MARKS_TEXT + _ENDS_A_CALL_TEXT + _ENDS_A_HEAD_TEXT)
+_NOTABLE = _MARKS | _ENDS_A_CALL | _ENDS_A_HEAD
 #: the options of ``parse_reply`` a stream takes
 _PARSE_OPTIONS = frozenset({"rule", "validate", "lenient_fallback", "profile", "rules", "policy"})
 
@@ -81,6 +78,8 @@ class StreamEvent(NamedTuple):
 
 
 _ARGUMENTS = "arguments"
+#: a call read in the unsettled text, and its span
+_Span = tuple[RawCall, tuple[int, int]]
 #: a :class:`StreamEvent` from all five fields — ``_new_tuple(StreamEvent, fields)`` — made without the named
 #: tuple's argument handling (a Python function): a stream fed a character at a time makes one per character
 _new_tuple = tuple.__new__
@@ -160,33 +159,18 @@ class ReplyStream:
         self._chunks.append(chunk)
         self._size += len(chunk)
         head = self._head  # the announced call's argument text goes on: this chunk is the next of it
-        # (a feed of one character is the common case and the costly one: a character is tested against
-        # short strings, an event made as a plain tuple, no regex, and out early)
-        if len(chunk) == 1:
-            if chunk not in _NOTABLE and not self._ends_a_call:  # a letter, a digit, a space: one set test
-                ends, quiet = False, True
-            else:
-                if chunk in _MARKS_TEXT:
-                    self._track(chunk)
-                ends = chunk in _ENDS_A_CALL_TEXT
-                quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
-                                                                chunk not in _ENDS_A_HEAD_TEXT)
-        else:
-            if not _MARKS.isdisjoint(chunk):
-                self._track(chunk)
-            ends = not _ENDS_A_CALL.isdisjoint(chunk)
-            quiet = not ends and not self._ends_a_call and (head is not None or self._starts is None or
-                                                            _ENDS_A_HEAD.isdisjoint(chunk))
         events = [_new_tuple(StreamEvent, (_ARGUMENTS, head[1], "", chunk, None))] if head is not None else []
-        if quiet:
+        # a feed of one character is the common case and the costly one: a character that can neither end nor
+        # name a call (a letter, a digit, a space) is one set test
+        if len(chunk) == 1 and chunk not in _NOTABLE and not self._ends_a_call:
             return events
-        if self._ends_a_call or (ends and self._worth_a_look(chunk)):
+        if not _MARKS.isdisjoint(chunk):
+            self._track(chunk)
+        if self._ends_a_call or (not _ENDS_A_CALL.isdisjoint(chunk) and self._worth_a_look(chunk)):
             events += self._look()
-        if head is None and self._starts is not None and self._head is None and \
-                not _ENDS_A_HEAD.isdisjoint(chunk):
-            unsettled = self._size - self._settled
-            if unsettled >= self._sought + max(1, self._sought // GROWTH):
-                events += self._announce()
+        if head is None and self._head is None and self._starts is not None and not _ENDS_A_HEAD.isdisjoint(chunk) \
+                and self._size - self._settled >= self._sought + max(1, self._sought // GROWTH):
+            events += self._announce()
         return events
 
     def _track(self, chunk: str) -> None:
@@ -279,35 +263,43 @@ class ReplyStream:
         self._read += len(region)
         masked = remove_reasoning(region, blank=True)[0]
         extraction = _extract(self._protocol, masked, self._toolset, self._look_limits)
-        spans = [(raw, raw.span) for raw in extraction.calls if raw.span is not None]
-        if not spans:
-            self._ends_a_call, self._taking_in = False, -1
-            return []
-        (last_start, last_end), closes = spans[-1][1], self._protocol.closes_calls
-        # once per call: a call that again ends where the text does is taking in what arrives, not closed —
-        # unless the text ends with the closing tag of the element it began with: that tag closed the call
-        closed_at_end = (closes and last_end == len(region) and self._first_tag is not None
-                         and region.endswith(self._first_tag))
-        at_end = closes and last_end == len(region) and not closed_at_end
-        self._ends_a_call = at_end and last_start != self._taking_in
-        self._taking_in = last_start if at_end else -1
-        if not (closes and (last_end < len(region) or closed_at_end)):
-            # a call whose end no marker closes may go on in the next chunk: done when the next call begins
-            spans = [(raw, span) for raw, span in spans if span[1] <= last_start]
+        spans = self._complete(region, [(raw, raw.span) for raw in extraction.calls if raw.span is not None])
         if not spans:
             return []
-        complete = [raw for raw, _ in spans]
         events: list[StreamEvent] = []
-        for raw in complete:
-            call, number = self._grade(raw), len(self._done)
-            if self._head is None or self._head[1] != number:  # (else announced, its text sent by feed)
-                events.append(StreamEvent("call_started", number, name=raw.name))
-            events.append(StreamEvent("call_done", number, name=raw.name, call=call))
+        for raw, _ in spans:
+            call = self._grade(raw)
+            events += self._started_and_done(len(self._done), raw.name, call)
             self._done.append(call)
             self._head = None
         self._settle(max(span[1] for _, span in spans))
         self._looked = self._sought = 0
         return events
+
+    def _complete(self, region: str, spans: list[_Span]) -> list[_Span]:
+        """The calls read in ``region`` that are complete: all, in a format whose calls a marker closes, when text
+        follows the last; else those before the last, which may go on in the next chunk (done when the next
+        call begins).  A call that ends where the text does is taking in what arrives, not closed — unless the
+        text ends with the closing tag of the element it began with — and is looked at once more, with the next
+        chunk."""
+        if not spans:
+            self._ends_a_call, self._taking_in = False, -1
+            return []
+        (last_start, last_end), closes = spans[-1][1], self._protocol.closes_calls
+        closed_at_end = (closes and last_end == len(region) and self._first_tag is not None
+                         and region.endswith(self._first_tag))
+        at_end = closes and last_end == len(region) and not closed_at_end
+        self._ends_a_call = at_end and last_start != self._taking_in
+        self._taking_in = last_start if at_end else -1
+        if closes and (last_end < len(region) or closed_at_end):
+            return spans
+        return [(raw, span) for raw, span in spans if span[1] <= last_start]
+
+    def _started_and_done(self, number: int, name: str, call: ParsedCall) -> list[StreamEvent]:
+        """A call done, announced as started first unless it was (by its name, before its arguments)."""
+        done = StreamEvent("call_done", number, name=name, call=call)
+        return [done] if self._head is not None and self._head[1] == number else \
+            [StreamEvent("call_started", number, name=name), done]
 
     def _grade(self, raw: RawCall) -> ParsedCall:
         options = self._options
@@ -331,11 +323,8 @@ class ReplyStream:
                 if _same_call(call, other):
                     del unannounced[index]
                     break
-        events: list[StreamEvent] = []
-        for index, call in enumerate(unannounced, start=len(self._done)):
-            if self._head is None or self._head[1] != index:  # (a call already announced as started is not again)
-                events.append(StreamEvent("call_started", index, name=call.name))
-            events.append(StreamEvent("call_done", index, name=call.name, call=call))
+        events = [event for number, call in enumerate(unannounced, start=len(self._done))
+                  for event in self._started_and_done(number, call.name, call)]
         self.final_events: list[StreamEvent] = events
         return reply
 

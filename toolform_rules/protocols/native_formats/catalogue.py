@@ -1,13 +1,10 @@
 """The catalogue of model-native formats: ``rules/native/formats.yaml``, read into attrs classes.
 
-Each entry describes one format a serving engine parses — the markers around a call, where
-its name and arguments stand, how its values are written — as data.  A call is a
-*template*: a list of pieces, each a literal (``"<tool_call>"``), a slot (``{slot: name}``),
-an optional run (``{optional: [...]}``) or a choice (``{either: [[...], [...]]}``).
-:mod:`.template` reads and renders calls from it; nothing here runs code from the file.
-
-A malformed entry is a :class:`~toolform_rules.errors.RuleFileError` naming the file,
-line and field, raised when the catalogue is read.
+Each entry describes one format as data: a call is a *template*, a list of pieces — literals
+(``"<tool_call>"``), slots (``{slot: name}``), optional runs (``{optional: [...]}``), choices
+(``{either: [[...], [...]]}``) — that :mod:`.template` reads and renders; nothing here runs code
+from the file.  A malformed entry is a :class:`~toolform_rules.errors.RuleFileError` naming the
+file, line and field.
 """
 
 from __future__ import annotations
@@ -21,25 +18,8 @@ import attrs
 from ...errors import RuleFileError
 from ...yamlsource import Located
 
-#: The slots a template may hold, and what each reads (see docs/protocols.md, "Model-native formats").
-SLOTS = {
-    "name": "the tool's name (a letter or _, then letters, digits, _ . - :, at most 256 characters)",
-    "id": "a call id or counter (letters, digits, _ and -), read and dropped",
-    "word": "one word (a channel or content type), read and dropped",
-    "arguments": "a JSON object: the call's arguments",
-    "call": "a JSON call object: its name and arguments under the entry's name_keys and argument_keys (more "
-            "objects right after it are calls too; one is rendered)",
-    "calls": "JSON call objects: an array of them, or objects one after another (white space or ';' between)",
-    "parameters": "the call's arguments, each written with the entry's parameter template",
-    "key": "a parameter's name (in a parameter template)",
-    "value": "a parameter's value: the text up to the next literal, typed from the tool's schema",
-    "input": "free text up to the next literal: a JSON object, or the value of the tool's one text parameter",
-    "dict": "the arguments as {key: value, ...} with strings between the entry's quotes (Gemma's call syntax)",
-}
-#: Slots that read up to the next literal piece: a template must give one after them.
-UNTIL_LITERAL = frozenset({"value", "input"})
-#: How values are written: ``json`` as JSON, ``text`` as text typed from the tool's schema.
-VALUE_KINDS = ("json", "text")
+#: The slots a template may hold (docs/protocols.md, "Model-native formats", says what each reads).
+SLOTS = ("name", "id", "word", "arguments", "call", "calls", "parameters", "key", "value", "input", "dict")
 
 
 @attrs.frozen
@@ -73,18 +53,8 @@ for _cls in (Slot, Optional_, Either):
 
 @attrs.frozen
 class FormatEntry:
-    """One model-native format.
-
-    ``id``: the engines' label (a protocol id); ``aliases``: model families that write it;
-    ``call``: the template of one call (or, with a ``calls`` slot, of all of them);
-    ``parameter``: the template of one argument, for a ``parameters`` slot; ``separator``:
-    what ``render_calls`` writes between calls; ``reasoning``: the (opening, closing) markers
-    of the model's reasoning, whose text is neither content nor read for calls (a closing
-    marker alone ends reasoning that began before the reply); ``drop``: markers that are
-    neither content nor calls (section and channel markers); ``values``: ``json`` or
-    ``text``; ``quotes``: the string quotes of a ``dict`` slot; ``value_trim``: what is
-    cut from each end of a ``value``: ``newline`` (one line break), ``none``.
-    """
+    """One model-native format (docs/protocols.md, "The catalogue", says what each field means): ``call`` the
+    template of one call (with a ``calls`` slot, of all), ``parameter`` of one argument (``parameters`` slot)."""
 
     id: str
     name: str
@@ -113,38 +83,25 @@ class Catalogue:
 
 def _piece(value: Any, _: Any) -> Piece:
     from ...convert import converter
-
-    if isinstance(value, str):
-        if not value:
-            raise ValueError("a literal piece is empty")
-        return value
-    if isinstance(value, dict):
-        if "slot" in value:
-            return converter.structure(value, Slot)
-        if "optional" in value:
-            return converter.structure(value, Optional_)
-        if "either" in value:
-            return converter.structure(value, Either)
-    raise ValueError("a piece is a literal (a string), {slot: ...}, {optional: [...]} or {either: [[...], ...]}")
+    for key, kind in (("slot", Slot), ("optional", Optional_), ("either", Either)):
+        if isinstance(value, dict) and key in value:
+            return converter.structure(value, kind)  # type: ignore[return-value]
+    if not isinstance(value, str) or not value:
+        raise ValueError("a literal piece is empty" if value == "" else "a piece is a literal (a string), "
+                         "{slot: ...}, {optional: [...]} or {either: [[...], ...]}")
+    return value
 
 
-def _register_hooks() -> None:
-    from ...convert import converter
-
-    converter.register_structure_hook(Piece, _piece)  # type: ignore[arg-type]
-
-
-def _pieces_slots(pieces: tuple[Piece, ...]) -> list[tuple[str, int]]:
-    """Every slot in ``pieces`` (nested runs and choices too), with its index at the top level."""
-    found: list[tuple[str, int]] = []
-    for index, piece in enumerate(pieces):
+def pieces_slots(pieces: tuple[Piece, ...]) -> list[str]:
+    """Every slot in ``pieces``, nested runs and choices too."""
+    found: list[str] = []
+    for piece in pieces:
         if isinstance(piece, Slot):
-            found.append((piece.slot, index))
+            found.append(piece.slot)
         elif isinstance(piece, Optional_):
-            found.extend((slot, index) for slot, _ in _pieces_slots(piece.optional))
+            found += pieces_slots(piece.optional)
         elif isinstance(piece, Either):
-            for alternative in piece.either:
-                found.extend((slot, index) for slot, _ in _pieces_slots(alternative))
+            found += [slot for alternative in piece.either for slot in pieces_slots(alternative)]
     return found
 
 
@@ -158,19 +115,19 @@ def _check(entry: FormatEntry, doc: Any, source: str, index: int) -> None:
         raise RuleFileError(message, source=source, line=line, column=column, field=f"formats[{index}].{field}")
 
     for where, pieces in (("call", entry.call), ("parameter", entry.parameter)):
-        for slot, _ in _pieces_slots(pieces):
+        for slot in pieces_slots(pieces):
             if slot not in SLOTS:
                 fail(f"unknown slot {slot!r}; the slots are {', '.join(SLOTS)}", where)
         _check_until(pieces, where, fail)
-    slots = {slot for slot, _ in _pieces_slots(entry.call)}
-    if not slots & {"name", "call", "calls"} and not _reads_with(entry.call):
+    slots = set(pieces_slots(entry.call))
+    if not slots & {"name", "call", "calls"} and not any(getattr(piece, "read_with", "") for piece in entry.call):
         fail("a call template needs a name, call or calls slot (or a slot read with another protocol)", "call")
     if "parameters" in slots and not entry.parameter:
         fail("a parameters slot needs a parameter template", "parameter")
-    if entry.parameter and {slot for slot, _ in _pieces_slots(entry.parameter)} < {"key", "value"}:
+    if entry.parameter and set(pieces_slots(entry.parameter)) < {"key", "value"}:
         fail("a parameter template needs a key and a value slot", "parameter")
-    if entry.values not in VALUE_KINDS:
-        fail(f"values is one of {', '.join(VALUE_KINDS)}", "values")
+    if entry.values not in ("json", "text"):  # (values written as JSON, or as text typed from the schema)
+        fail("values is one of json, text", "values")
     if entry.value_trim not in ("newline", "none"):
         fail("value_trim is newline or none", "value_trim")
     head = entry.call[0] if entry.call else None
@@ -180,14 +137,9 @@ def _check(entry: FormatEntry, doc: Any, source: str, index: int) -> None:
              "with another protocol", "call")
 
 
-def _reads_with(pieces: tuple[Piece, ...]) -> bool:
-    return any(isinstance(p, Slot) and p.read_with for p in pieces)
-
-
 def following_literals(pieces: tuple[Piece, ...], index: int) -> tuple[tuple[str, ...], bool] | None:
-    """The literals one of which comes right after ``pieces[index]`` (one, or the first of each alternative of
-    a choice), and whether they may all be missing (they open an optional run); ``None`` when no literal
-    comes next."""
+    """The literals one of which comes right after ``pieces[index]`` (a choice's: the first of each alternative)
+    and whether they may all be missing (they open an optional run); ``None`` when no literal comes next."""
     if index + 1 >= len(pieces):
         return None
     after = pieces[index + 1]
@@ -202,9 +154,10 @@ def following_literals(pieces: tuple[Piece, ...], index: int) -> tuple[tuple[str
 
 
 def _check_until(pieces: tuple[Piece, ...], where: str, fail: Any) -> None:
+    """A slot that reads up to the next literal needs one (an input or a protocol, last, reads to the end)."""
     for index, piece in enumerate(pieces):
-        last = isinstance(piece, Slot) and index + 1 == len(pieces) and piece.slot != "value"  # (input and protocols may read to the end)
-        if isinstance(piece, Slot) and (piece.slot in UNTIL_LITERAL or piece.read_with) and \
+        last = index + 1 == len(pieces) and getattr(piece, "slot", "") != "value"
+        if isinstance(piece, Slot) and (piece.slot in ("value", "input") or piece.read_with) and \
                 following_literals(pieces, index) is None and not last:
             fail(f"the {piece.slot} slot reads up to the next literal: give one after it", where)
 
@@ -212,7 +165,6 @@ def _check_until(pieces: tuple[Piece, ...], where: str, fail: Any) -> None:
 def catalogue_path() -> Path:
     """``rules/native/formats.yaml`` (inside the installed package, else the source tree)."""
     from ...engine.rule_files import rules_directory
-
     return rules_directory() / "native" / "formats.yaml"
 
 
@@ -223,10 +175,9 @@ def read_catalogue(path: str | Path, reserved: frozenset[str] = frozenset()) -> 
     >>> [entry.id for entry in read_catalogue(catalogue_path()).formats][:2]
     ['hermes', 'llama3_json']
     """
-    from ...convert import structure
+    from ...convert import converter, structure
     from ...yamlsource import load_yaml_file
-
-    _register_hooks()
+    converter.register_structure_hook(Piece, _piece)  # type: ignore[arg-type]
     source = str(path)
     doc = load_yaml_file(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("formats"), list):
@@ -239,12 +190,10 @@ def read_catalogue(path: str | Path, reserved: frozenset[str] = frozenset()) -> 
         entry = attrs.evolve(entry, source=source, line=line)
         _check(entry, item, source, index)
         for name in (entry.id, *entry.aliases):
-            if name in reserved:
-                raise RuleFileError(f"{name!r} is one of the study's protocols", source=source, line=line or None,
-                                    field=f"formats[{index}].id")
-            if name in seen:
-                raise RuleFileError(f"{name!r} names two formats (entries {seen[name]} and {index})", source=source,
-                                    line=line or None, field=f"formats[{index}].id")
+            taken = f"{name!r} is one of the study's protocols" if name in reserved else \
+                f"{name!r} names two formats (entries {seen[name]} and {index})" if name in seen else ""
+            if taken:
+                raise RuleFileError(taken, source=source, line=line or None, field=f"formats[{index}].id")
             seen[name] = index
         entries.append(entry)
     return Catalogue(tuple(entries))
