@@ -8,10 +8,8 @@ is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its childre
 text, which the schema types back.  An argument whose name is not an XML name, or is one of
 the format's own tags, is written ``<arg name="...">``.
 
-Fast paths (as in every tag format): replies in the rendered shape (tags exactly as written, no
-markup inside values) are read by three regular expressions; any other reply by one pass over its
-tokens, lexed in C as the grammar's contextual lexer lexes them and fed to the same transformer.
-The grammar runs only where that pass stops, on a bounded stretch (``Limits.reply_grammar_chars``).
+A reply in the rendered shape (a row of ``<call>`` elements, plain-text arguments) is read by two regular
+expressions, held to the grammar by a differential test; any other reply by the grammar.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b c": "x & y"})])
@@ -36,12 +34,13 @@ from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..grammar import GrammarFailure, Transformer, parse
+from ..limits import Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, ProtocolInfo, RawCall
+from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .duplicates import where
-from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, excerpt, tag_attribute, text_of,
-                            top_level_resumes, xml_escape, xml_text, xml_unescape)
-from .reading import GrammarBudget
+from .markup_family import (excerpt, located_notes, only_fences, tag_attribute, text_of, xml_escape, xml_text,
+                            xml_unescape)
 
 RESERVED = frozenset({"call", "calls", "tool", "args", "arg"})
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -85,12 +84,15 @@ class _Call:
         self.notes: list[tuple[int, str]] = []
 
 
-class XmlGenericTree(TaggedReply):
-    """An ``xml_generic_call.lark`` tree → the calls, each with its <args> element tree."""
+class XmlGenericTree(Transformer):
+    """An ``xml_generic_call.lark`` tree → the calls, each with its <args> element tree, the prose outside every
+    element, and notes placed by offset."""
 
     def __init__(self) -> None:
         super().__init__()
         self.found: list[_Call] = []
+        self.outside: list[str] = []
+        self.notes: list[tuple[int, str]] = []
 
     def tool(self, items: list) -> tuple[str, str | None, int, bool, int]:
         text = next((str(t) for t in items[1:] if t.type == "VALUE_TEXT"), "")
@@ -162,7 +164,15 @@ class XmlGenericTree(TaggedReply):
         return call
 
     def calls(self, items: list) -> None:
-        self.wrapper(items, "CALLS_CLOSE", "the <calls> element is not closed")
+        for item in items[1:]:
+            if getattr(item, "type", None) == "TEXT" and not item.isspace():
+                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
+        if getattr(items[-1], "type", None) != "CALLS_CLOSE":
+            self.notes.append((items[0].start_pos, "the <calls> element is not closed"))
+
+    def start(self, items: list) -> XmlGenericTree:
+        self.outside = [str(item) for item in items if isinstance(item, str)]
+        return self
 
 
 def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
@@ -201,7 +211,7 @@ def _arguments(root: _Element, notes: list[tuple[int, str]], twice: list[str]) -
     return arguments
 
 
-def _from_tree(tree: XmlGenericTree, text: str, budget: GrammarBudget | None = None) -> Extraction:
+def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
     calls: list[RawCall] = []
     notes: list[tuple[int, str]] = list(tree.notes)
     for call in tree.found:
@@ -212,196 +222,14 @@ def _from_tree(tree: XmlGenericTree, text: str, budget: GrammarBudget | None = N
         twice: list[str] = []
         arguments = _arguments(call.arguments, notes, twice) if call.arguments is not None else {}
         calls.append(RawCall(call.name, arguments, (call.start, call.end), tuple(dict.fromkeys(twice))))
-    return tree.extraction(calls, notes, text, "no <call> element was found")
-
-
-# ---------------------------------------------------------------------------------------------
-# the fast path for any reply: the grammar's contextual lexer and parser, followed in one pass
-
-# the format's tags (the grammar's priority-5 terminals), by group: which one matched
-_FORMAT = re.compile(r"<(?:(calls)(?:\s[^<>]*)?>|/(calls)\s*>|(call)(?:\s[^<>]*)?>|/(call)\s*>|(tool)(?:\s[^<>]*)?>"
-                     r"|/(tool)\s*>|(args)(?:\s[^<>]*)?>|/(args)\s*>)", re.I)
-(_CALLS_OPEN, _CALLS_CLOSE, _CALL_OPEN, _CALL_CLOSE, _TOOL_OPEN, _TOOL_CLOSE, _ARGS_OPEN,
- _ARGS_CLOSE) = range(1, 9)
-_KINDS = (None, "CALLS_OPEN", "CALLS_CLOSE", "CALL_OPEN", "CALL_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "ARGS_OPEN",
-          "ARGS_CLOSE")
-# TAG_EMPTY, TAG_OPEN, TAG_CLOSE (in that order of priority)
-_ELEMENT_TAG = re.compile(r"<(?:([A-Za-z_][\w.:-]*(?:\s[^<>]*)?/>)|[A-Za-z_][\w.:-]*(?:\s[^<>]*)?>"
-                          r"|(/)[A-Za-z_][\w.:-]*\s*>)")
-# where TEXT stops (a "<" that starts a tag of the format) and where VALUE_TEXT stops (one that starts any tag)
-_TEXT_STOP = re.compile(r"<(?=/?(?:calls?|tool|args)(?:[\s>/]|$))", re.I)
-_VALUE_STOP = re.compile(r"<(?=/?[A-Za-z_][\w.:-]*(?:\s[^<>]*)?/?>)")
-_BRACKET = re.compile(r"[<>]")
-# the format tags each parser state's lexer takes (the LALR states of xml_generic_call.lark, by where
-# they stand); a tag of the format outside its state's set is not lexed as one
-_FOLLOW_CALL = frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
-_TOP, _IN_CALLS = frozenset({_CALL_OPEN, _CALLS_OPEN}), frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
-(_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT, _K_ARGS, _K_ARGS_TEXT, _L_OPEN, _L_VALUE, _A) = range(9)
-_ALLOWED = {state: _FOLLOW_CALL | more for states, more in (
-    ((_K_OPEN, _K_TEXT), {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE}), ((_K_TOOL, _K_TOOL_TEXT), {_ARGS_OPEN, _CALL_CLOSE}),
-    ((_K_ARGS, _K_ARGS_TEXT), {_CALL_CLOSE}), ((_L_OPEN, _L_VALUE), {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE}),
-    ((_A,), {_ARGS_CLOSE, _CALL_CLOSE})) for state in states}
-
-
-class _Tok(str):
-    """A token as the transformer reads it (Lark's ``Token`` has the same attributes)."""
-
-    type: str
-    start_pos: int
-    end_pos: int
-
-
-def _tok(kind: str, text: str, start: int, end: int) -> _Tok:
-    token = _Tok(text[start:end])
-    token.type, token.start_pos, token.end_pos = kind, start, end
-    return token
-
-
-def _lex(text: str, pos: int, tags: frozenset[int], elements: bool, values: bool) -> tuple[str, int, int]:
-    """The token at ``pos`` as the lexer of a state lexes it (``tags``: the format tags it takes;
-    ``elements``: it takes TAG_*; ``values``: VALUE_TEXT), highest priority first: (kind, kind of tag
-    (0: none), end); kind "" where no terminal it takes matches."""
-    if text[pos] == "<":
-        found = _FORMAT.match(text, pos)
-        if found is not None and found.lastindex in tags:
-            return _KINDS[found.lastindex], found.lastindex, found.end()  # type: ignore[return-value]
-        if elements:
-            element = _ELEMENT_TAG.match(text, pos)
-            if element is not None:
-                kind = "TAG_EMPTY" if element.group(1) else "TAG_CLOSE" if element.group(2) else "TAG_OPEN"
-                return kind, 0, element.end()
-        if not values or _VALUE_STOP.match(text, pos) is not None:  # no VALUE_TEXT here: TEXT, if anything
-            if _TEXT_STOP.match(text, pos) is not None:
-                return "", 0, pos
-            values = False
-    stop = (_VALUE_STOP if values else _TEXT_STOP).search(text, pos + 1)
-    return "VALUE_TEXT" if values else "TEXT", 0, stop.start() if stop is not None else len(text)
-
-
-def _scan_or_stop(text: str) -> XmlGenericTree | Stopped:
-    """The reply's tree as the grammar builds it (the grammar's tokens, its rules' items handed to its
-    transformer in the order Lark hands them), or where the grammar stops and where it can start over."""
-    tree = XmlGenericTree()
-    top: list[Any] = []  # the items of start
-    calls: list[Any] | None = None  # the items of the open <calls>
-    call: list[Any] | None = None  # the items of the open <call>
-    part: list[Any] | None = None  # the items of the open <tool> or <args>
-    state = _K_OPEN
-    last: tuple[bool, int, int] | None = None  # the last top-level item: is it text, start, end
-    before: tuple[bool, int, int] | None = None  # the one before the open top-level element
-    pos = 0
-    n = len(text)
-
-    def end_part() -> None:
-        nonlocal part, state
-        if part is not None and call is not None:
-            if state in (_L_OPEN, _L_VALUE):
-                call.append(tree.tool(part))
-                state = _K_TOOL
-            else:
-                call.append(tree.args(part))
-                state = _K_ARGS
-        part = None
-
-    def end_call(at: int) -> None:
-        nonlocal call, last
-        end_part()
-        if call is not None:
-            done = tree.call(call)
-            if calls is not None:
-                calls.append(done)
-            else:
-                top.append(done)
-                last = (False, call[0].start_pos, at)
-        call = None
-
-    def end_calls(at: int) -> None:
-        nonlocal calls, last
-        end_call(at)
-        if calls is not None:
-            tree.calls(calls)
-            top.append(None)
-            last = (False, calls[0].start_pos, at)
-        calls = None
-
-    while pos < n:
-        if call is None:
-            tags = _IN_CALLS if calls is not None else _TOP
-            kind, tag, end = _lex(text, pos, tags, False, False)
-        else:
-            kind, tag, end = _lex(text, pos, _ALLOWED[state], state == _A, state in (_A, _L_OPEN))
-        if not kind:  # no terminal of this state takes the text here
-            break
-        token = _tok(kind, text, pos, end)
-        if call is not None and part is not None:  # in <tool> or <args>
-            if (state == _A and kind[:4] == "TAG_") or (kind == "VALUE_TEXT" and state in (_A, _L_OPEN)):
-                part.append(token)
-                state = _L_VALUE if state == _L_OPEN else state
-                pos = end
-                continue
-            if tag == _TOOL_CLOSE or tag == _ARGS_CLOSE:
-                part.append(token)
-                end_part()
-                pos = end
-                continue
-            end_part()  # anything else ends the element (its closing tag missing)
-        if call is not None:
-            if kind == "TEXT" and state in (_K_OPEN, _K_TOOL, _K_ARGS):
-                call.append(token)
-                state += 1
-                pos = end
-                continue
-            if tag == _TOOL_OPEN and state in (_K_OPEN, _K_TEXT):
-                part, state = [token], _L_OPEN
-                pos = end
-                continue
-            if tag == _ARGS_OPEN and state in (_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT):
-                part, state = [token], _A
-                pos = end
-                continue
-            if tag == _CALL_CLOSE:
-                call.append(token)
-                end_call(end)
-                pos = end
-                continue
-            end_call(pos)  # anything else follows the call (its closing tag missing)
-        if tag == _CALL_OPEN:
-            if calls is None:
-                before = last
-            call, state = [token], _K_OPEN
-        elif kind == "TEXT":
-            if calls is not None:
-                calls.append(token)
-            else:
-                top.append(token)
-                last = (True, pos, end)
-        elif tag == _CALLS_OPEN:
-            end_calls(pos)
-            before = last
-            calls = [token]
-        elif tag == _CALLS_CLOSE and calls is not None:
-            calls.append(token)
-            end_calls(end)
-        else:
-            break  # a token the grammar does not take here
-        pos = end
-    if pos < n:
-        opened = calls[0].start_pos if calls is not None else call[0].start_pos if call is not None else pos
-        context = before if (calls is not None or call is not None) else last
-        # the token as the grammar's root lexer has it, and what its patterns look at after it (up to the next
-        # "<" or ">": a stretch cut shorter could lex otherwise)
-        kind, _, stop = _lex(text, pos, frozenset(range(1, 9)), True, True)
-        stop = stop if kind else pos + 1
-        bracket = _BRACKET.search(text, stop + 1)  # (a lookahead at the token's end reads to the next bracket)
-        end = bracket.end() if bracket is not None else n
-        return Stopped(pos, end, top_level_resumes(context, opened), text[pos:stop])
-    end_calls(n) if calls is not None else end_call(n)
-    tree.start(top)
-    return tree
+    words = located_notes(text, notes)
+    return Extraction(tuple(calls), words or (() if calls else ("no <call> element was found",)),
+                      bool(calls) and not words and only_fences("".join(tree.outside)))
 
 
 def _canonical(text: str) -> Extraction | None:
-    """Replies in the rendered shape: a row of <call> elements with plain-text arguments."""
+    """The fast path: a reply in the rendered shape — a row of <call> elements with plain-text arguments, prose
+    without the format's tags around it — read by two regular expressions; ``None`` for any other."""
     start = pos = text.find("<call>")
     calls: list[RawCall] = []
     while pos >= 0:
@@ -419,7 +247,10 @@ def _canonical(text: str) -> Extraction | None:
         pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
         if not text.startswith("<call>", pos):
             break
-    return canonical_reply(text, start, calls[-1].span[1], calls, _RESERVED_TAG) if calls else None  # type: ignore[index]
+    end = calls[-1].span[1] if calls else 0  # type: ignore[index]
+    if not calls or _RESERVED_TAG.search(text, 0, start) or _RESERVED_TAG.search(text, end):
+        return None
+    return Extraction(tuple(calls), (), only_fences(text[:start] + text[end:]))
 
 
 def _argument_element(key: str, value: Any, indent: str) -> str:
@@ -429,13 +260,25 @@ def _argument_element(key: str, value: Any, indent: str) -> str:
     return f'{indent}<arg name="{xml_escape(key, attribute=True)}">{body}</arg>'
 
 
-class XmlGenericCall(TagFormat):
+class XmlGenericCall(Protocol):
     info = ProtocolInfo(id="xml_generic_call", name="<call><tool>..</tool><args>..</args></call>", text_values=True,
                         description="A <call> element per call: the tool in <tool>, each argument an element named "
                                     "after it in <args>; values are text.")
-    markup = "the XML"
-    tree, canonical, scan, extraction = XmlGenericTree, staticmethod(_canonical), staticmethod(_scan_or_stop), \
-        staticmethod(_from_tree)
+    closes_calls = True
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        fast = _canonical(text)
+        return fast if fast is not None else self.by_grammar(text)
+
+    def by_grammar(self, text: str, tools: Toolset | None = None) -> Extraction:
+        """What the grammar reads of ``text``: the specification the fast path is held to, and the reader of
+        every reply it does not take."""
+        try:
+            return _from_tree(XmlGenericTree().transform(parse("xml_generic_call", text)), text)
+        except GrammarFailure as failure:
+            return Extraction((), (f"the XML could not be read: {failure.describe()}",), False)
+        except RecursionError:  # elements nested deeper than Python's stack
+            return Extraction((), ("the XML is nested too deeply to read",), False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join("\n".join(["<call>", f"  <tool>{xml_text(call.name)}</tool>", "  <args>",
