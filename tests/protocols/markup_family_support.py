@@ -31,8 +31,8 @@ from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 from toolform_rules.schema.toolset import Toolset
 
-#: examples per test that draws calls (CI: 300; ``MARKUP_FAMILY_EXAMPLES=20`` while iterating)
-EXAMPLES = int(os.environ.get("MARKUP_FAMILY_EXAMPLES", "300"))
+#: examples per test that draws calls (CI: 150; ``MARKUP_FAMILY_EXAMPLES=20`` while iterating)
+EXAMPLES = int(os.environ.get("MARKUP_FAMILY_EXAMPLES", "150"))
 CALL_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # quotes, commas, pipes, brackets, =, :, newlines, tabs, backslashes, markup characters, unicode

@@ -14,7 +14,6 @@ from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
 
 PROTOCOL = get_protocol("nl_intent_structured")
-_read, _read_by_grammar = PROTOCOL.read_fast, PROTOCOL.read_by_grammar
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},
@@ -124,29 +123,25 @@ WORDS = ["Use ", "use the ", "I will use ", "2. Use ", "f", "`odd name`", " tool
          " = ", "=", "1", "x y", "Acme", ", ", " and ", ",", ".", ". ", "Done", '"q, c = 1"', "3.5", ":", "  "]
 
 
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from(WORDS), max_size=14).map("".join))
-def test_fast_path_and_grammar_agree(text: str) -> None:
+@st.composite
+def sentences(draw) -> str:
+    """Words of the frame in any order, or a rendered call (one sentence the fast path takes whole)."""
+    if draw(st.booleans()):
+        return "".join(draw(st.lists(st.sampled_from(WORDS), max_size=14))).rstrip()
+    return PROTOCOL.render_calls(draw(calls_on(text_values=True, several=False))[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(sentences())
+def test_the_fast_path_reads_what_the_grammar_reads(text: str) -> None:
     """The terminal-by-terminal reading gives what the Lark parser gives, and stops exactly where it stops."""
-    text = text.rstrip()
-    fast = _read(text)
+    fast = PROTOCOL.read_fast(text)
     try:
-        slow = _read_by_grammar(text)
+        slow = PROTOCOL.read_by_grammar(text)
     except GrammarFailure:
         slow = None
     event("fast path: " + ("declined" if fast is None else "answered"))
     assert fast == slow, (text, fast, slow)
-
-
-@CALL_SETTINGS
-@given(calls_on(text_values=True, several=False))
-def test_fast_path_reads_rendered_sentences_as_the_grammar_does(case) -> None:
-    """A rendered call is one sentence the terminal-by-terminal reading takes whole, as the grammar does."""
-    text = PROTOCOL.render_calls(case[0])
-    fast = _read(text)
-    assert fast is not None, text
-    assert fast == _read_by_grammar(text), text
-    assert fast[3] == "", text  # no words after the sentence
 
 
 @settings(max_examples=300, deadline=None)

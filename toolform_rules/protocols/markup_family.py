@@ -1039,7 +1039,7 @@ class _Line:
 
 def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[str], grammar: str, *, limit: int,
                    repeated_opening: bool = False) -> list[tuple[int, int]]:
-    """Where the framed sentences of ``grammar`` are: from each opening (one of ``words``, with what
+    r"""Where the framed sentences of ``grammar`` are: from each opening (one of ``words``, with what
     ``frame_prefix`` takes before it) to the next opening or the line's end; at most ``limit``.
 
     An opening counts when a tool name (the grammar's ``TOOL``, "the" allowed before it) follows its verb and
