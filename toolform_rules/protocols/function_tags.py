@@ -44,8 +44,8 @@ from .reading import GrammarBudget
 
 # the grammar's terminals: a tag of the format, or what starts like one and no terminal takes (a stray:
 # ``<function>``, ``<parameter=`` without its ``>``)
-_TAGS = re.compile(r"<(?:/(?P<close>tool_call|function|parameter)>|(?P<open>tool_call(?=>)|function(?==)"
-                   r"|parameter(?==))(?:>|=[^<>\n]*>)|(?P<stray>/?(?:function|parameter)[=>]))")
+_TAGS = re.compile(r"(<(?:/(tool_call|function|parameter)>|(tool_call(?=>)|function(?==)|parameter(?==))"
+                   r"(?:>|=[^<>\n]*>)|(/?(?:function|parameter)[=>])))")
 _UNCLOSED_WRAPPER = "the <tool_call> wrapper is not closed"
 _UNOPENED_WRAPPER = "a </tool_call> without its opening <tool_call> was skipped"
 

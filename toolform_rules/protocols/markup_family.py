@@ -606,7 +606,7 @@ class TaggedReply(Transformer):
     def word(self, tag: str) -> str:
         """The word of a tag of the format (lower case, without a prefix)."""
         found = self.tags.match(tag)
-        return (found.group("open") or found.group("close")).lower() if found is not None else ""
+        return (found.group(3) or found.group(2)).lower() if found is not None else ""
 
     # the linear pass
 
@@ -625,9 +625,9 @@ class TaggedReply(Transformer):
 
 
 class _TagScan:
-    """One pass over a tag format's reply: the open element of each level, and the top-level items before (for
-    :func:`top_level_resumes`).  Tokens follow each other, so an element that the next tag ends ends where that
-    tag starts."""
+    """One pass over a tag format's reply, split at its tags in C: the open element of each level, and the
+    top-level items before (for :func:`top_level_resumes`).  Tokens follow each other, so an element that the
+    next tag ends ends where that tag starts."""
 
     def __init__(self, reply: TaggedReply, text: str) -> None:
         self.reply, self.text = reply, text
@@ -636,35 +636,42 @@ class _TagScan:
         self.before: tuple[bool, int, int] | None = None  # the one before the open top-level element
 
     def run(self) -> TaggedReply | Stopped:
-        pos = 0
+        text, parts = self.text, self.reply.tags.split(self.text)  # text, (tag, close, open, stray), text, ...
+        i = pos = 0
         while True:
-            found, at = self.next_tag(pos)
-            if at > pos:
-                self.add_text(pos, at)
-            if found is None:
-                self.end(WRAPPER, len(self.text))
+            piece = parts[i]
+            if piece and self.reply.cdata and "<![CDATA[" in piece and self.in_value():
+                end, i = self.past_sections(parts, i, pos)
+                piece = text[pos:end]
+            if piece:
+                self.add_text(piece, pos)
+                pos += len(piece)
+            if i + 1 == len(parts):
+                self.end(WRAPPER, pos)
                 return self.reply
-            kind = found.lastgroup
-            stopped = self.opening(found) if kind == "open" else self.close(found) if kind == "close" else \
-                self.stop(found)
+            tag, close, opening = parts[i + 1:i + 4]
+            stopped = self.opening(opening.lower(), tag, pos) if opening else self.close(close.lower(), tag, pos) \
+                if close else self.stop(pos, tag)
             if stopped is not None:
                 return stopped
-            pos = found.end()
+            pos += len(tag)
+            i += 5
 
-    def next_tag(self, pos: int) -> tuple[re.Match[str] | None, int]:
-        """The next tag (or stray) from ``pos``, and where the text before it ends; a CDATA section in a part's
-        text is text whole, the tags in it too."""
-        text, tags = self.text, self.reply.tags
-        found = tags.search(text, pos)
-        at = found.start() if found is not None else len(text)
+    def in_value(self) -> bool:
         part = self.open[PART]
-        if self.reply.cdata and part is not None and part.raw is None and text.find("<![CDATA[", pos, at) >= 0:
-            at = end_outside_cdata(text, pos, tags)
-            found = tags.match(text, at)
-        return found, at
+        return part is not None and part.raw is None
 
-    def add_text(self, pos: int, at: int) -> None:
-        piece = self.text[pos:at]
+    def past_sections(self, parts: list[str], i: int, pos: int) -> tuple[int, int]:
+        """Where a part's text from ``pos`` ends when CDATA sections in it are text whole, the tags in them too;
+        and the index of the split's text before the tag there."""
+        end = end_outside_cdata(self.text, pos, self.reply.tags)
+        at = pos + len(parts[i])
+        while at < end:
+            at += len(parts[i + 1]) + len(parts[i + 5])
+            i += 5
+        return end, i
+
+    def add_text(self, piece: str, pos: int) -> None:
         wrapper, call, part = self.open
         if part is not None and part.raw is None:
             part.raw, part.raw_at = piece, pos
@@ -675,55 +682,53 @@ class _TagScan:
             wrapper.texts.append((piece, pos))
         else:
             self.reply.outside.append(piece)
-            self.last = (True, pos, at)
+            self.last = (True, pos, pos + len(piece))
 
-    def opening(self, found: re.Match[str]) -> Stopped | None:
-        word = found.group("open").lower()
-        level, at = self.reply.levels[word], found.start()
+    def opening(self, word: str, tag: str, at: int) -> Stopped | None:
+        level = self.reply.levels[word]
         parent = self.open[level - 1] if level != WRAPPER else None
         if level == PART and parent is None:
-            return self.stop(found)
+            return self.stop(at, tag)
         self.end(level, at)
         if parent is None:  # a top-level element
             self.before = self.last
-        element = self.open[level] = Element(level, word, found.group(0), at, found.end())
+        element = self.open[level] = Element(level, word, tag, at, at + len(tag))
         if parent is not None:
             parent.parts.append(element)
         if level != PART:
             (self.reply.wrappers if level == WRAPPER else self.reply.calls).append(element)
         return None
 
-    def close(self, found: re.Match[str]) -> Stopped | None:
-        word = found.group("close").lower()
-        level, at = self.reply.levels[word], found.start()
+    def close(self, word: str, tag: str, at: int) -> Stopped | None:
+        level = self.reply.levels[word]
         element = self.open[level]
         if element is None and level == WRAPPER:
             self.end(CALL, at)  # the open call stands at the top: it ends
             if self.reply.loose_close:
                 self.reply.loose.append(at)
-                self.last = (False, at, found.end())
+                self.last = (False, at, at + len(tag))
                 return None
         if element is None or element.word != word:
-            return self.stop(found)
+            return self.stop(at, tag)
         self.end(level + 1, at)
         element.closed = True
-        self.end(level, found.end())
+        self.end(level, at + len(tag))
         return None
 
     def end(self, level: int, at: int) -> None:
         """The open elements of ``level`` and below end at ``at``."""
-        for depth in (PART, CALL, WRAPPER)[:3 - level]:
+        for depth in range(PART, level - 1, -1):
             element = self.open[depth]
             if element is not None:
                 self.open[depth], element.end = None, at
                 if depth == WRAPPER or (depth == CALL and self.open[WRAPPER] is None):
                     self.last = (False, element.start, at)
 
-    def stop(self, found: re.Match[str]) -> Stopped:
+    def stop(self, at: int, tag: str) -> Stopped:
         wrapper, call = self.open[WRAPPER], self.open[CALL]
-        opened = wrapper.start if wrapper is not None else call.start if call is not None else found.start()
+        opened = wrapper.start if wrapper is not None else call.start if call is not None else at
         context = self.before if (wrapper is not None or call is not None) else self.last
-        return Stopped(found.start(), found.end(), top_level_resumes(context, opened), found.group(0))
+        return Stopped(at, at + len(tag), top_level_resumes(context, opened), tag)
 
 
 class TagFormat(Protocol):

@@ -41,11 +41,11 @@ from .markup_family import (CALL, PART, WRAPPER, Element, TagFormat, TaggedReply
                             tag_attribute, text_of, xml_escape, xml_text, xml_unescape, xml_value)
 from .reading import GrammarBudget
 
-_PREFIX = r"(?:[A-Za-z_][\w.-]*:)?"
+_PREFIX = r"(?:[A-Za-z_][\w.-]*+:)?+"
 _WORDS = r"function_calls|invoke|function|parameters?|param|tool_name"
 # the grammar's terminals: a tag of the format, or what starts like one and no terminal takes (a stray)
-_TAGS = re.compile(rf"<(?:/{_PREFIX}(?P<close>{_WORDS})\s*>|{_PREFIX}(?P<open>{_WORDS})(?=[\s>/])[^<>]*>"
-                   rf"|(?P<stray>/?{_PREFIX}(?:{_WORDS})(?:[\s>/]|$)))", re.I)
+_TAGS = re.compile(rf"(<(?:/{_PREFIX}({_WORDS})\s*>|{_PREFIX}({_WORDS})(?=[\s>/])[^<>]*>|(/?{_PREFIX}(?:{_WORDS})"
+                   rf"(?:[\s>/]|$))))", re.I)
 _NAME = re.compile(r'<[^\s<>]+\s+name\s*=\s*"([^"<>&]*)"')
 # an argument's tag in <parameters> (Anthropic's legacy shape): (closing, name, empty)
 _ARGUMENT_TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)(?:\s[^<>]*?)?(/?)>")
