@@ -1,18 +1,12 @@
 """function_tags: ``<function=f><parameter=a>1</parameter></function>`` (Qwen3-Coder, functionary).
 
-Grammar: ``grammars/function_tags.lark``.  A parameter's content is raw text — the format has no escaping —
-minus the one newline the Qwen3-Coder template writes after the opening tag and the one before the closing
-tag; the pipeline types it from the tool's schema (``text_values``).  A function whose body is a JSON
-object (functionary's shape) takes its arguments from the JSON.  Calls may be wrapped in ``<tool_call>`` as
-vLLM's qwen3_coder format writes them.  Missing closing tags are tolerated and noted, and so is a missing
-opening ``<tool_call>`` (llama.cpp's Qwen3-Coder template: the model skips it before the first call, or
-before every call, and still writes ``</tool_call>``): that ``</tool_call>`` is noted, not prose.
-
-A value cannot hold the format's own tags (``</parameter>``, ``<parameter=``, ``</function>``,
-``<function=``, ``<tool_call>``): there is no way to escape them.
-
-The reply is read by the family's one pass over its tags (:class:`~.markup_family.TaggedReply`); the
-grammar runs where that pass stops, to say where.
+Grammar: ``grammars/function_tags.lark``.  A parameter's content is raw text — the format has no escaping, so
+a value cannot hold the format's own tags — minus the one newline the Qwen3-Coder template writes after the
+opening tag and before the closing tag; it is typed from the tool's schema (``text_values``).  A function whose
+body is a JSON object (functionary) takes its arguments from it.  Calls may stand in ``<tool_call>`` wrappers
+(vLLM).  Missing closing tags are tolerated and noted, and so is a missing opening ``<tool_call>`` (models skip
+it and keep its ``</tool_call>``, which is noted, not prose).  The reply is read by the family's one pass over
+the tags (:class:`~.markup_family.TaggedReply`), the grammar where that pass stops.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "x & <y>"})])

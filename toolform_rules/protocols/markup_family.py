@@ -1,21 +1,11 @@
-"""The markup family: the shared pieces of the markup, config and natural-language protocols.
+"""The markup family: what the markup, config and natural-language protocols do alike.
 
-``yaml_call``, ``toml_call``, ``xml_call``, ``xml_generic_call``, ``function_tags``, ``react``,
-``nl_intent`` and ``nl_intent_structured`` read different syntaxes; what they do alike is here,
-and each format module holds only what is its own:
-
-* values as text (:func:`text_of`, :func:`flow_text`), XML's escaping both ways (:func:`xml_text`,
-  :func:`xml_value`) and CDATA sections (:func:`end_outside_cdata`);
-* the reply around the calls: code fences (:func:`fenced_blocks`, :func:`only_fences`) and places
-  as line and column, worked out only when a note is written (:class:`LineCounter`, :func:`located_notes`);
-* a malformed reply's note: where the grammar stops, read on a bounded stretch (:func:`grammar_stop_note`);
-* the tag formats (:class:`TagFormat`): one linear pass over the tags, the grammar's structure followed
-  (:class:`TaggedReply`), the grammar run only where that pass stops;
-* the documents (:func:`calls_from_document`, :func:`read_document`);
-* the framed sentences (:class:`SentenceFormat`): found by :func:`sentence_spans`, each read with its
-  grammar's own terminals, the Lark parser only where that reading stops.
-
-Every format's ``read`` is guarded by :meth:`Protocol.parse <.base.Protocol.parse>`.
+Values as text and XML's escaping; the reply around the calls (code fences, places as line and column);
+the note on where a grammar stops (:func:`grammar_stop_note`); the tag formats (:class:`TagFormat`: one
+linear pass over the tags that follows the grammar, the grammar run where that pass stops); the documents
+of YAML and TOML (:func:`calls_from_document`); the framed sentences (:class:`SentenceFormat`: found by one
+pattern, read with the grammar's own terminals, the Lark parser where that reading stops).  Each format
+module holds only what is its own.  Every ``read`` is guarded by :meth:`Protocol.parse <.base.Protocol.parse>`.
 """
 
 from __future__ import annotations
@@ -25,7 +15,7 @@ import json
 import math
 import re
 from operator import itemgetter
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 from ..calls import ToolCall
 from ..grammar import GrammarFailure, Transformer, load_parser, parse
@@ -37,8 +27,7 @@ from .json_object import ARGUMENT_KEYS, NAME_KEYS
 from .reading import MAX_NOTES, GrammarBudget
 from .values import _MISSING, json_value, loads_lenient
 
-# ---------------------------------------------------------------------------------------------
-# values as text
+# --- values as text
 
 
 def scalar_text(value: Any, *, null: str = "null", nan: str = "NaN", inf: str = "Infinity") -> str | None:
@@ -51,13 +40,11 @@ def scalar_text(value: Any, *, null: str = "null", nan: str = "NaN", inf: str = 
         return {True: "true", False: "false", None: null}[value]
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return nan
-        if math.isinf(value):
-            return inf if value > 0 else "-" + inf
-        return repr(value)
-    return None
+    if not isinstance(value, float):
+        return None
+    if math.isnan(value):
+        return nan
+    return repr(value) if not math.isinf(value) else inf if value > 0 else "-" + inf
 
 
 def text_of(value: Any) -> str:
@@ -102,8 +89,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return table
 
 
-#: strict JSON for the fast readers of YAML and TOML: no NaN or Infinity, no key given twice (their
-#: grammars note those)
+#: strict JSON for the fast readers of YAML and TOML: no NaN or Infinity, no key given twice (their grammars
+#: note those)
 STRICT_JSON = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
 
 
@@ -178,8 +165,7 @@ def lenient_value(text: str, budget: GrammarBudget) -> Any:
     return loads_lenient(text, max_grammar_bytes=len(text))
 
 
-# ---------------------------------------------------------------------------------------------
-# XML text
+# --- XML text
 
 _XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _XML_ATTRIBUTE_ESCAPES = {**_XML_ESCAPES, '"': "&quot;"}
@@ -193,14 +179,12 @@ def xml_escape(text: str, *, attribute: bool = False) -> str:
     ('a &lt; b &amp; "c"', 'say &quot;hi&quot;')
     """
     table = _XML_ATTRIBUTE_ESCAPES if attribute else _XML_ESCAPES
-    if not any(ch in text for ch in table):
-        return text
-    return "".join(table.get(ch, ch) for ch in text)
+    return "".join(table.get(ch, ch) for ch in text) if any(ch in text for ch in table) else text
 
 
 def xml_text(text: str) -> str:
-    """Element content for ``text``: escaped, with white space at either end as character references (readers
-    strip the white space around a value; written so, it survives).
+    """Element content for ``text``: escaped, white space at either end as character references (readers strip
+    the white space around a value; written so, it survives).
 
     >>> xml_text("  a & b\\n")
     '&#32;&#32;a &amp; b&#10;'
@@ -215,22 +199,18 @@ def xml_text(text: str) -> str:
 
 
 def _entity(name: str) -> str | None:
-    if name in _NAMED_ENTITIES:
-        return _NAMED_ENTITIES[name]
-    if name.startswith("#"):
-        digits = name[1:]
-        try:
-            code = int(digits[1:], 16) if digits[:1] in ("x", "X") else int(digits, 10)
-        except ValueError:
-            return None
-        if 0 <= code <= 0x10FFFF:
-            return chr(code)
-    return None
+    if name in _NAMED_ENTITIES or not name.startswith("#"):
+        return _NAMED_ENTITIES.get(name)
+    try:
+        code = int(name[2:], 16) if name[1:2] in ("x", "X") else int(name[1:], 10)
+    except ValueError:
+        return None
+    return chr(code) if 0 <= code <= 0x10FFFF else None
 
 
 def xml_unescape(text: str) -> str:
-    """``text`` with entity and character references decoded and CDATA sections unwrapped; a reference that
-    is not one (``&``, ``&nbsp;``) and an unterminated section stay as written.
+    """``text`` with entity and character references decoded and CDATA sections unwrapped; a reference that is
+    not one (``&``, ``&nbsp;``) and an unterminated section stay as written.
 
     >>> xml_unescape("a &lt;b&gt; &amp;amp; &#65;&#x42; & &nbsp; <![CDATA[<raw> &amp;]]>")
     'a <b> &amp; AB & &nbsp; <raw> &amp;'
@@ -240,24 +220,20 @@ def xml_unescape(text: str) -> str:
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
-        amp = text.find("&", i)
-        cdata = text.find("<![CDATA[", i)
+        amp, cdata = text.find("&", i), text.find("<![CDATA[", i)
         if amp < 0 and cdata < 0:
             out.append(text[i:])
             break
         if cdata >= 0 and (amp < 0 or cdata < amp):
-            out.append(text[i:cdata])
             close = text.find("]]>", cdata + 9)
+            out += [text[i:cdata], text[cdata:] if close < 0 else text[cdata + 9:close]]
             if close < 0:  # an unterminated section: its text, as written
-                out.append(text[cdata:])
                 break
-            out.append(text[cdata + 9:close])
             i = close + 3
             continue
-        out.append(text[i:amp])
         semi = text.find(";", amp + 1, amp + 12)
         decoded = _entity(text[amp + 1:semi]) if semi > 0 else None
-        out.append("&" if decoded is None else decoded)
+        out += [text[i:amp], "&" if decoded is None else decoded]
         i = amp + 1 if decoded is None else semi + 1
     return "".join(out)
 
@@ -290,22 +266,10 @@ def xml_value(raw: str) -> str:
     return xml_unescape(raw.strip())
 
 
-def cdata_end(text: str, start: int) -> int:
-    """Where the CDATA section opened at ``text[start]`` ends (after its ``]]>``), or -1 when it does not end
-    before the next ``<![CDATA[`` (or at all): it is then text as written.  (Looked for no further than the
-    next opening: one pass over any number of openings that never end.)
-
-    >>> cdata_end("<![CDATA[</p>]]>x", 0), cdata_end("<![CDATA[a <![CDATA[b]]>", 0), cdata_end("<![CDATA[a", 0)
-    (16, -1, -1)
-    """
-    after = text.find("<![CDATA[", start + 9)
-    close = text.find("]]>", start + 9, after if after >= 0 else len(text))
-    return close + 3 if close >= 0 else -1
-
-
 def end_outside_cdata(text: str, pos: int, stop: re.Pattern[str]) -> int:
     """Where a value's text from ``pos`` ends: at the first match of ``stop`` (or the end) outside every CDATA
-    section (as :func:`cdata_end` has them).
+    section.  A section ends at its ``]]>``; one that does not before the next ``<![CDATA[`` (or at all) is text
+    as written — so a section is looked for no further than the next opening: one pass over any number.
 
     >>> text = 'a<![CDATA[</p>]]>b</p> <![CDATA[c</p> <![CDATA[ <![CDATA[</p>]]></p>'
     >>> [text[at:end_outside_cdata(text, at, re.compile("</p>"))] for at in (0, 23, 38)]
@@ -317,16 +281,15 @@ def end_outside_cdata(text: str, pos: int, stop: re.Pattern[str]) -> int:
         opening = text.find("<![CDATA[", pos, at)
         if opening < 0:
             return at
-        pos = cdata_end(text, opening)
-        if pos < 0:  # text as written: a later opening may still be a section
-            pos = opening + 1
-        elif pos > at:  # the section holds the stop: the next one is after it
+        after = text.find("<![CDATA[", opening + 9)
+        close = text.find("]]>", opening + 9, after if after >= 0 else len(text))
+        pos = close + 3 if close >= 0 else opening + 1  # (text as written: a later opening may still be one)
+        if close >= 0 and pos > at:  # the section holds the stop: the next one is after it
             found = stop.search(text, pos)
             at = found.start() if found is not None else len(text)
 
 
-# ---------------------------------------------------------------------------------------------
-# the reply around the calls
+# --- the reply around the calls
 
 _CLOSING_FENCE = re.compile(r"\n[^\S\n]*```")
 _FENCE_MARKS = re.compile(r"(?:```[\w.+-]*)?(?:```)?")
@@ -347,14 +310,12 @@ def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
         line_end = text.find("\n", open_at) if open_at >= 0 else -1
         if line_end < 0:
             break
-        language = text[open_at + 3:line_end].strip()
         closing = _CLOSING_FENCE.search(text, line_end)
-        if closing is None:
-            blocks.append((line_end + 1, n, language))
+        blocks.append((line_end + 1, n if closing is None else closing.start() + 1, text[open_at + 3:line_end].strip()))
+        after = text.find("\n", closing.end()) if closing is not None else -1
+        if after < 0:
             break
-        blocks.append((line_end + 1, closing.start() + 1, language))
-        after = text.find("\n", closing.end())
-        i = n if after < 0 else after + 1
+        i = after + 1
     return blocks
 
 
@@ -403,13 +364,12 @@ class LineCounter:
         self.text, self.index, self.line, self.start = text, 0, 1, 0
 
     def __call__(self, index: int) -> tuple[int, int]:
-        text = self.text
         if index >= self.index:
-            self.line += text.count("\n", self.index, index)
-            self.start = max(self.start, text.rfind("\n", self.index, index) + 1)
+            self.line += self.text.count("\n", self.index, index)
+            self.start = max(self.start, self.text.rfind("\n", self.index, index) + 1)
         else:
-            self.line -= text.count("\n", index, self.index)
-            self.start = text.rfind("\n", 0, index) + 1
+            self.line -= self.text.count("\n", index, self.index)
+            self.start = self.text.rfind("\n", 0, index) + 1
         self.index = index
         return self.line, index - self.start + 1
 
@@ -426,9 +386,7 @@ def located_notes(text: str, notes: list[tuple[int, str]], limit: int = MAX_NOTE
     notes.sort(key=itemgetter(0))
     where = LineCounter(text)
     kept = tuple("line %d, column %d: %s" % (*where(at), what) for at, what in notes[:limit])
-    if len(notes) <= limit:
-        return kept
-    return (*kept, f"{len(notes) - limit} more notes like these were left out")
+    return kept if len(notes) <= limit else (*kept, f"{len(notes) - limit} more notes like these were left out")
 
 
 def shifted(failure: GrammarFailure, text: str, offset: int, line_of: Callable[[int], tuple[int, int]] | None = None
@@ -446,29 +404,23 @@ def shifted(failure: GrammarFailure, text: str, offset: int, line_of: Callable[[
     return GrammarFailure(failure.grammar, line + failure.line - 1, failure.column, failure.expected, failure.found)
 
 
-# ---------------------------------------------------------------------------------------------
-# a malformed reply's note: where the grammar stops
+# --- where a grammar stops on a malformed reply
 
-class Stopped:
+class Stopped(NamedTuple):
     """Where a fast reader found what its grammar cannot read: the offending token (``at`` to ``end``, as
-    ``found``), and ``resumes``: points before it where the grammar can be started over and stop there the
-    same way (best first)."""
+    ``found``), and points before it where the grammar can start over and stop there the same way."""
 
-    __slots__ = ("at", "end", "resumes", "found")
-
-    def __init__(self, at: int, end: int, resumes: tuple[int, ...], found: str) -> None:
-        self.at, self.end, self.resumes, self.found = at, end, resumes, found
-
-    def __repr__(self) -> str:
-        return f"Stopped({self.at}, {self.end}, {self.resumes}, {self.found!r})"
+    at: int
+    end: int
+    resumes: tuple[int, ...]
+    found: str
 
 
 def top_level_resumes(before: tuple[bool, int, int] | None, opened: int) -> tuple[int, ...]:
-    """Where a grammar whose reply is a row of items can start over to stop where it stops on the whole reply,
-    for the item (or stray token) at ``opened`` after the item ``before`` (is it text, start, end; ``None``:
-    nothing before it): on the last character of text before it (the grammar has then read an item, as on the
-    whole reply), at the element before it, and — its list of what it expected perhaps not the same — at
-    ``opened``.
+    """Where a grammar whose reply is a row of items can start over to stop as on the whole reply, at the item
+    (or stray token) at ``opened`` after the item ``before`` (is it text, start, end; ``None``: none): on the
+    last character of text before it, at the element before it, or — what it expects there perhaps not the
+    same — at ``opened``.
 
     >>> top_level_resumes(None, 5), top_level_resumes((True, 0, 4), 5), top_level_resumes((False, 2, 4), 5)
     ((0,), (3, 5), (2, 5))
@@ -481,16 +433,13 @@ def top_level_resumes(before: tuple[bool, int, int] | None, opened: int) -> tupl
 
 def grammar_stop_note(text: str, stop: Stopped, read: Callable[[str], Any], *, limit: int, what: str,
                       too_deep: str = "the reply is nested too deeply to read") -> Extraction:
-    r"""No calls, and a note saying where the grammar stopped on a reply its fast reader found malformed.
-
-    The grammar (``read``, which raises :class:`GrammarFailure`) reads the reply up to the end of the offending
-    token when that is at most ``limit`` characters; else the stretch from the first of ``stop.resumes`` that
-    fits (its place moved into the reply); when none does, the note is the fast reader's own.
+    r"""No calls, and a note saying where the grammar stopped on a reply its fast reader found malformed: the
+    grammar (``read``, which raises :class:`GrammarFailure`) reads the reply up to the end of the offending token
+    when that is at most ``limit`` characters, else from the first of ``stop.resumes`` that fits; when none
+    does, the note is the fast reader's own.
 
     >>> def read(body):
     ...     raise GrammarFailure("g", 1, body.index("!") + 1, ("'x'",), "'!'")
-    >>> grammar_stop_note("ab!", Stopped(2, 3, (0,), "!"), read, limit=10, what="the tags").notes
-    ("the tags could not be read: line 1, column 3: expected 'x', found '!'",)
     >>> grammar_stop_note("a" * 20 + "\nb!", Stopped(22, 23, (21,), "!"), read, limit=10, what="the tags").notes
     ("the tags could not be read: line 2, column 2: expected 'x', found '!'",)
     >>> grammar_stop_note("a" * 20 + "!", Stopped(20, 21, (0,), "!"), read, limit=10, what="the tags").notes[0][:54]
@@ -511,23 +460,20 @@ def grammar_stop_note(text: str, stop: Stopped, read: Callable[[str], Any], *, l
                            "reply)",), False)
 
 
-# ---------------------------------------------------------------------------------------------
-# the tag formats
+# --- the tag formats
 
 WRAPPER, CALL, PART = 0, 1, 2
 
 
 class Element:
-    """An element of a tag format's reply: its level (a :data:`WRAPPER` of calls, a :data:`CALL`, a
-    :data:`PART` of one), its word (the tag's name, lower case), its opening tag, where it starts and ends,
-    whether it is closed; a wrapper's or a call's elements and the text between them (text, where); a part's
-    text (``None``: none) and where that starts."""
+    """An element of a tag format's reply: its level (a :data:`WRAPPER` of calls, a :data:`CALL`, a :data:`PART`
+    of one), its word (lower case), its opening tag, where it starts and ends, whether it is closed; a wrapper's
+    or a call's elements and the text between them (text, where); a part's text (``None``: none), and where."""
 
     __slots__ = ("level", "word", "tag", "start", "end", "closed", "parts", "texts", "raw", "raw_at")
 
     def __init__(self, level: int, word: str, tag: str, start: int, end: int) -> None:
-        self.level, self.word, self.tag, self.start, self.end = level, word, tag, start, end
-        self.closed = False
+        self.level, self.word, self.tag, self.start, self.end, self.closed = level, word, tag, start, end, False
         self.parts: list[Element] = []
         self.texts: list[tuple[str, int]] = []
         self.raw: str | None = None
@@ -535,22 +481,19 @@ class Element:
 
 
 class TaggedReply(Transformer):
-    """What a tag format's reply holds — the prose outside every element, the wrappers, the calls, and the
-    closing wrapper tags that close nothing — from the grammar's tree (this transformer of its rules
-    ``wrapper``, ``call`` and ``part``) or from :meth:`scan`, one linear pass that follows the grammar's
-    structure over the tags found by one pattern.
+    """What a tag format's reply holds — the prose outside every element, the wrappers, the calls, the closing
+    wrapper tags that close nothing — from the grammar's tree (this transformer of its rules ``wrapper``,
+    ``call``, ``part`` and ``prose``) or from :meth:`scan`, one pass over the tags that follows the grammar.
 
-    A format sets ``tags`` (groups ``open`` and ``close``: a tag's word; ``stray``: a tag no terminal takes),
-    ``levels`` (each word's level), ``cdata`` (a part's text holds CDATA sections whole) and ``loose_close``
-    (a closing wrapper tag with no wrapper open is read, not a stop).  An element's closing tag may be missing:
-    an opening tag ends whatever it cannot stand in; any other closing tag that closes nothing open, or a
-    part outside a call, stops the grammar.
+    A format sets ``tags`` (groups: the tag, a closing tag's word, an opening tag's word, a stray — what no
+    terminal takes), ``levels`` (each word's level), ``cdata`` (a part's text holds CDATA sections whole) and
+    ``loose_close`` (a closing wrapper tag with no wrapper open is read, not a stop).  A missing closing tag is
+    no stop: an opening tag ends what it cannot stand in.
     """
 
     tags: re.Pattern[str]
     levels: dict[str, int]
-    cdata = False
-    loose_close = False
+    cdata = loose_close = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -559,24 +502,20 @@ class TaggedReply(Transformer):
         self.wrappers: list[Element] = []
         self.loose: list[int] = []
 
-    # the grammar's tree
-
     def _element(self, items: list, level: int) -> Element:
-        opening = items[0]
-        element = Element(level, self.word(str(opening)), str(opening), opening.start_pos, opening.end_pos)
+        found = self.tags.match(str(items[0]))
+        word = (found.group(3) or found.group(2)).lower() if found is not None else ""
+        element = Element(level, word, str(items[0]), items[0].start_pos, items[0].end_pos)
         for item in items[1:]:
             if isinstance(item, Element):
                 element.parts.append(item)
-                element.end = item.end
-                continue
-            if item.type in ("TEXT", "VALUE"):
-                if level == PART:
-                    element.raw, element.raw_at = str(item), item.start_pos
-                else:
-                    element.texts.append((str(item), item.start_pos))
-            else:
+            elif item.type not in ("TEXT", "VALUE"):
                 element.closed = True
-            element.end = item.end_pos
+            elif level == PART:
+                element.raw, element.raw_at = str(item), item.start_pos
+            else:
+                element.texts.append((str(item), item.start_pos))
+            element.end = item.end if isinstance(item, Element) else item.end_pos
         return element
 
     def part(self, items: list) -> Element:
@@ -594,31 +533,18 @@ class TaggedReply(Transformer):
         return self.wrappers[-1]
 
     def start(self, items: list) -> TaggedReply:
-        for item in items:
-            if isinstance(item, Element):
-                continue
-            if item.type == "TEXT":
-                self.outside.append(str(item))
-            else:  # a closing wrapper tag with no wrapper open
-                self.loose.append(item.start_pos)
+        self.outside = [str(item) for item in items if getattr(item, "type", "") == "TEXT"]
+        self.loose = [item.start_pos for item in items if getattr(item, "type", "TEXT") != "TEXT"]
         return self
 
-    def word(self, tag: str) -> str:
-        """The word of a tag of the format (lower case, without a prefix)."""
-        found = self.tags.match(tag)
-        return (found.group(3) or found.group(2)).lower() if found is not None else ""
-
-    # the linear pass
-
     def scan(self, text: str) -> TaggedReply | Stopped:
-        """What the grammar's tree holds, read in one pass — or where the grammar stops, and where it can start
-        over to stop the same way."""
+        """What the grammar's tree holds, read in one pass — or where the grammar stops."""
         return _TagScan(self, text).run()
 
     def extraction(self, calls: list[RawCall], notes: list[tuple[int, str]], text: str, none_found: str
                    ) -> Extraction:
-        """The reply's calls and ``notes`` (placed by offset; ``none_found`` when there are neither); compliant
-        when nothing was noted and the prose is only white space and fence marks."""
+        """The calls and ``notes`` (placed by offset; ``none_found`` when there are neither); compliant when
+        nothing was noted and the prose is only white space and fence marks."""
         words = located_notes(text, notes)
         compliant = bool(calls) and not words and only_fences("".join(self.outside))
         return Extraction(tuple(calls), words or (() if calls else (none_found,)), compliant)
@@ -626,8 +552,8 @@ class TaggedReply(Transformer):
 
 class _TagScan:
     """One pass over a tag format's reply, split at its tags in C: the open element of each level, and the
-    top-level items before (for :func:`top_level_resumes`).  Tokens follow each other, so an element that the
-    next tag ends ends where that tag starts."""
+    top-level items before (for :func:`top_level_resumes`).  Tokens follow each other: an element that the next
+    tag ends ends where that tag starts."""
 
     def __init__(self, reply: TaggedReply, text: str) -> None:
         self.reply, self.text = reply, text
@@ -636,13 +562,13 @@ class _TagScan:
         self.before: tuple[bool, int, int] | None = None  # the one before the open top-level element
 
     def run(self) -> TaggedReply | Stopped:
-        text, parts = self.text, self.reply.tags.split(self.text)  # text, (tag, close, open, stray), text, ...
+        parts = self.reply.tags.split(self.text)  # text, (tag, close, open, stray), text, ...
         i = pos = 0
         while True:
             piece = parts[i]
             if piece and self.reply.cdata and "<![CDATA[" in piece and self.in_value():
                 end, i = self.past_sections(parts, i, pos)
-                piece = text[pos:end]
+                piece = self.text[pos:end]
             if piece:
                 self.add_text(piece, pos)
                 pos += len(piece)
@@ -650,8 +576,8 @@ class _TagScan:
                 self.end(WRAPPER, pos)
                 return self.reply
             tag, close, opening = parts[i + 1:i + 4]
-            stopped = self.opening(opening.lower(), tag, pos) if opening else self.close(close.lower(), tag, pos) \
-                if close else self.stop(pos, tag)
+            stopped = self.opening(opening.lower(), tag, pos) if opening else \
+                self.close(close.lower(), tag, pos) if close else self.stop(pos, tag)
             if stopped is not None:
                 return stopped
             pos += len(tag)
@@ -662,8 +588,8 @@ class _TagScan:
         return part is not None and part.raw is None
 
     def past_sections(self, parts: list[str], i: int, pos: int) -> tuple[int, int]:
-        """Where a part's text from ``pos`` ends when CDATA sections in it are text whole, the tags in them too;
-        and the index of the split's text before the tag there."""
+        """Where a part's text from ``pos`` ends, CDATA sections in it text whole (the tags in them too), and the
+        index of the split's text before the tag there."""
         end = end_outside_cdata(self.text, pos, self.reply.tags)
         at = pos + len(parts[i])
         while at < end:
@@ -734,13 +660,11 @@ class _TagScan:
 class TagFormat(Protocol):
     """The skeleton of the scanned tag formats (``function_tags``, ``xml_call``): the reply read by
     :meth:`TaggedReply.scan`; where that stops, the grammar reads a bounded stretch that ends in the same
-    failure (``Limits.reply_grammar_chars``) to word the note.  So a long hostile reply costs one pass.  A format
-    sets its ``tree`` (a :class:`TaggedReply`) and :meth:`extraction`, the one step that makes calls (and
-    notes on what the model got wrong) of what the reply holds."""
+    failure (``Limits.reply_grammar_chars``) to word the note.  A format sets its ``tree`` and
+    :meth:`extraction`: the calls of what the reply holds, and notes on what the model got wrong."""
 
     closes_calls = True
-    #: what the notes call the reply's markup; the reply's structure
-    markup = "the XML"
+    markup = "the XML"  # what the notes call the reply's markup
     tree: type[TaggedReply]
 
     def grammar_tree(self, text: str) -> TaggedReply:
@@ -757,8 +681,7 @@ class TagFormat(Protocol):
         return self.extraction(reply, text, GrammarBudget.of(limits))
 
     def extraction(self, reply: Any, text: str, budget: GrammarBudget) -> Extraction:
-        """The calls of a reply's structure and notes on what the model got wrong (``budget``: what a grammar
-        may still read of values)."""
+        """The calls of a reply's structure and notes (``budget``: what a grammar may still read of values)."""
         raise NotImplementedError
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
@@ -772,8 +695,7 @@ class TagFormat(Protocol):
             return Extraction((), (self.markup + " is nested too deeply to read",), False)
 
 
-# ---------------------------------------------------------------------------------------------
-# the documents (YAML, TOML)
+# --- the documents (YAML, TOML)
 
 _CALL_KEYS = ("call", "calls", "tool_call", "tool_calls")
 
@@ -788,38 +710,34 @@ def calls_from_document(document: Any, call_keys: tuple[str, ...] = _CALL_KEYS
     >>> calls_from_document({"Name": "f", "Arguments": {"A": 1}})
     [('f', {'A': 1})]
     """
-    if isinstance(document, dict):
-        return _calls_from_mapping(document, call_keys)
     if isinstance(document, list):
-        calls = [call for item in document for call in calls_from_document(item, call_keys) or ()]
-        return calls or None
-    return None
-
-
-def _calls_from_mapping(document: dict, call_keys: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]] | None:
+        return [call for item in document for call in calls_from_document(item, call_keys) or ()] or None
+    if not isinstance(document, dict):
+        return None
     if not any(k in document for k in NAME_KEYS + call_keys + ("function",)):
         lowered = {k.lower(): v for k, v in document.items() if isinstance(k, str)}
         if any(k in lowered for k in NAME_KEYS + call_keys):  # Name: / Arguments: as some models write them
             document = lowered
-    named = any(isinstance(document.get(k), str) for k in NAME_KEYS)
-    for key in call_keys:
-        inner = calls_from_document(document[key], ()) if key in document and not named else None
+    name = next((document[k] for k in NAME_KEYS if isinstance(document.get(k), str)), None)
+    for key in call_keys if name is None else ():
+        inner = calls_from_document(document[key], ()) if key in document else None
         if inner is not None:
             return inner
     function = document.get("function")
     if isinstance(function, dict) and "name" in function:
         return calls_from_document(function, ())
-    name = next((document[k] for k in NAME_KEYS if isinstance(document.get(k), str)), None)
-    if name is None:
-        return None
-    arguments: Any = next((document[k] for k in ARGUMENT_KEYS if k in document), {})
+    return None if name is None else [(name, _arguments_of(document))]
+
+
+def _arguments_of(call: dict) -> dict[str, Any]:
+    arguments: Any = next((call[k] for k in ARGUMENT_KEYS if k in call), {})
     if isinstance(arguments, str) and arguments.strip()[:1] in ("{", "["):
         try:
             arguments = json.loads(arguments)
         except (ValueError, RecursionError):
             pass
     arguments = {} if arguments is None else arguments
-    return [(name, arguments if isinstance(arguments, dict) else {"_raw": arguments})]
+    return arguments if isinstance(arguments, dict) else {"_raw": arguments}
 
 
 #: what a fast reader of a document gives for a document it does not read as the grammar does
@@ -850,8 +768,7 @@ def read_document(text: str, start: int, end: int, readers: Sequence[Callable[[s
         return f"{what} is nested too deeply to read"
 
 
-# ---------------------------------------------------------------------------------------------
-# the framed sentences (nl_intent, nl_intent_structured)
+# --- the framed sentences (nl_intent, nl_intent_structured)
 
 _LIST_NUMBER_ONLY = re.compile(r"\d{1,3}[.)]")
 _WORD = re.compile(r"\S+")
@@ -865,25 +782,21 @@ def leftover_outside(text: str, spans: list[tuple[int, int]]) -> bool:
     """
     previous = 0
     for start, end in sorted(spans) + [(len(text), len(text))]:
-        if start > previous:
-            for piece in _WORD.finditer(text, previous, start):  # the first word that is no list number answers
-                if not _LIST_NUMBER_ONLY.fullmatch(piece.group(0)):
-                    return True
+        if any(not _LIST_NUMBER_ONLY.fullmatch(word.group(0)) for word in _WORD.finditer(text, previous, start)):
+            return True
         previous = max(previous, end)
     return False
 
 
 @functools.cache
 def grammar_terminals(grammar: str) -> dict[str, re.Pattern[str]]:
-    """The terminals of ``grammars/<grammar>.lark`` as compiled regular expressions, by name.
-
-    A fast path that reads with the grammar's own terminals keeps one definition of the format.
+    """The terminals of ``grammars/<grammar>.lark`` as compiled regular expressions, by name (a fast path that
+    reads with the grammar's own terminals keeps one definition of the format).
 
     >>> grammar_terminals("xml_call")["INVOKE_CLOSE"].fullmatch("</invoke>") is not None
     True
     """
-    parser = load_parser(grammar)
-    return {t.name: re.compile(t.pattern.to_regexp()) for t in parser.terminals}
+    return {t.name: re.compile(t.pattern.to_regexp()) for t in load_parser(grammar).terminals}
 
 
 _IN_STRING = re.compile(r'(?:[^"\\]++|\\[\s\S])*+')
@@ -899,8 +812,8 @@ def in_string_after(text: str, start: int = 0, end: int | None = None) -> bool:
 
 
 class QuoteTracker:
-    r"""Whether a double-quoted (JSON) string is open at a point of ``text``, counting from ``start``;
-    asked at points that only move forward, it reads each character once (in C).
+    r"""Whether a double-quoted (JSON) string is open at a point of ``text``, counting from ``start``; asked at
+    points that only move forward, it reads each character once (in C).
 
     >>> quotes = QuoteTracker('a "b \\" c" d "e', 0)
     >>> [quotes.inside_at(at) for at in (2, 4, 9, 11, 15)]
@@ -909,37 +822,44 @@ class QuoteTracker:
 
     __slots__ = ("text", "origin", "at", "inside")
 
-    def __init__(self, text: str, start: int) -> None:
-        self.text, self.origin, self.at, self.inside = text, start, start, False
+    def __init__(self, text: str, start: int, at: int | None = None, inside: bool = False) -> None:
+        self.text, self.origin, self.at, self.inside = text, start, start if at is None else at, inside
 
-    def copy(self) -> "QuoteTracker":
-        other = QuoteTracker(self.text, self.origin)
-        other.at, other.inside = self.at, self.inside
-        return other
+    def copy(self) -> QuoteTracker:
+        return QuoteTracker(self.text, self.origin, self.at, self.inside)
 
     def inside_at(self, stop: int) -> bool:
         """Whether ``text[start:stop]`` leaves a string open (``stop`` never less than the last asked)."""
-        text = self.text
         while True:
             if not self.inside:
-                quote = text.find('"', self.at, stop)
+                quote = self.text.find('"', self.at, stop)
                 if quote < 0:
                     self.at = max(self.at, stop)
                     return False
                 self.inside, self.at = True, quote + 1
-                continue
             if self.at >= stop:
                 return True
-            close = _IN_STRING.match(text, self.at, stop).end()  # type: ignore[union-attr]
-            if close >= stop or text[close] != '"':  # still open (or an escape cut at ``stop``)
+            close = _IN_STRING.match(self.text, self.at, stop).end()  # type: ignore[union-attr]
+            if close >= stop or self.text[close] != '"':  # still open (or an escape cut at ``stop``)
                 self.at = close
                 return True
             self.inside, self.at = False, close + 1
 
     def closing(self) -> int:
         """Where the string open at the last point asked closes (its quote), or the text's end."""
-        close = _IN_STRING.match(self.text, self.at).end()  # type: ignore[union-attr]
-        return close
+        return _IN_STRING.match(self.text, self.at).end()  # type: ignore[union-attr]
+
+
+def find_words(text: str, start: int, end: int, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Where each of ``words`` (lower case, a whole word followed by spaces) stands in ``text[start:end]``: (where
+    it starts, where the spaces after it end), in order.
+
+    >>> find_words("Use f. I will call g; reuse x", 0, 29, ("use", "call"))
+    [(0, 4), (14, 19)]
+    """
+    low = text[start:end].replace("\u0130", "\u0307").lower()  # (one character for one: İ lowers to two)
+    return [(start + found.start(), start + found.end()) for found in _words_pattern(words).finditer(low)
+            if found.start() == 0 or not (low[found.start() - 1].isalnum() or low[found.start() - 1] in "_'")]
 
 
 @functools.cache
@@ -947,50 +867,18 @@ def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(map(re.escape, words)) + ")[ \t]+")
 
 
-def find_words(text: str, start: int, end: int, words: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Where each of ``words`` (lower case, a whole word followed by spaces) stands in ``text[start:end]``.
-
-    Returns (where the word starts, where the spaces after it end), in order.
-
-    >>> find_words("Use f. I will call g; reuse x", 0, 29, ("use", "call"))
-    [(0, 4), (14, 19)]
-    """
-    low = _lower(text[start:end])
-    found = []
-    for match in _words_pattern(words).finditer(low):
-        at = match.start()
-        if at == 0 or not (low[at - 1].isalnum() or low[at - 1] in "_'"):
-            found.append((start + at, start + match.end()))
-    return found
-
-
-def _lower(text: str) -> str:
-    """``text`` in lower case, one character for one: the one letter whose lower case is two characters
-    (İ, "i" and a combining dot) is the dot alone (a word it stands in is no verb; a verb after it is one)."""
-    return text.replace("\u0130", "\u0307").lower() if "\u0130" in text else text.lower()
-
-
 @functools.cache
 def _openings(grammar: str, words: tuple[str, ...]) -> re.Pattern[str]:
-    """The openings of ``grammar``'s sentences as :func:`sentence_spans` takes them, in one pattern: one of
-    ``words`` as :func:`find_words` finds it (its letters in either case — the Kelvin sign a ``k`` — not after a
-    letter, digit, ``_`` or ``'`` but for an ``İ``, which lower-cases to none), "the" and a tool name (the
-    grammar's TOOL), then WITH, END or the line's end, all but the verb and its spaces looked at ahead."""
+    """The openings of ``grammar``'s sentences, in one pattern: one of ``words`` as :func:`find_words` finds it
+    (either case, the Kelvin sign a ``k``; not after a letter, digit, ``_`` or ``'`` but for an ``İ``, which
+    lower-cases to none), "the" and a tool name (the grammar's TOOL), then WITH, END or the line's end — all
+    but the verb and its spaces looked at ahead."""
     t = grammar_terminals(grammar)
     letters = {"k": "kK\u212a"}
     verbs = "|".join("".join(f"[{letters.get(c, c + c.upper())}]" for c in word) for word in words)
     first = "".join(sorted({letters.get(word[0], word[0] + word[0].upper()) for word in words}))  # (a quick skip)
     return re.compile(rf"(?=[{first}])(?:(?<![\w'])|(?<=\u0130))(?:{verbs})[ \t]++(?=(?>(?:(?i:the)[ \t]+)?)"
                       rf"(?>{t['TOOL'].pattern})(?:[^\S\n]*(?:\n|\Z)|{t['WITH'].pattern}|{t['END'].pattern}))")
-
-
-_START = re.Match.start
-
-
-def _verbs_in(text: str, grammar: str, words: tuple[str, ...]) -> Iterator[int]:
-    """Where each opening's verb is (see :func:`_openings`), in order, found as one goes (a caller that has
-    enough stops the search)."""
-    return map(_START, _openings(grammar, words).finditer(text))
 
 
 class _Line:
@@ -1002,8 +890,7 @@ class _Line:
     def __init__(self, text: str, verb: int, after: int) -> None:
         self.text, self.starts, self.quotes, self.skip = text, [], None, -1
         self.start = text.rfind("\n", max(after, 0), verb) + 1 or max(after + 1, 0)
-        end = text.find("\n", verb)
-        self.end = end if end >= 0 else len(text)
+        self.end = text.find("\n", verb) % (len(text) + 1)  # (-1: the text's end)
 
     def opening(self, verb: int, frame_prefix: re.Pattern[str], repeated_opening: bool) -> int | None:
         """Where the sentence of the opening at ``verb`` starts, or ``None`` when it opens none."""
@@ -1015,10 +902,8 @@ class _Line:
             start = prefix.start() if prefix is not None else verb
             if start > self.start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
                 return None
-        if not self.starts:
-            return start
-        origin = self.starts[-1]
-        if repeated_opening and start < origin + 4:
+        origin = self.starts[-1] if self.starts else start
+        if repeated_opening and self.starts and start < origin + 4:
             return None
         if start <= origin:
             return start
@@ -1033,10 +918,9 @@ class _Line:
 
     def spans(self, room: int) -> list[tuple[int, int]]:
         """The line's sentences (at most ``room``): from each start to the next, white space at the end off."""
-        text, starts, spans = self.text, self.starts[:room], []
-        for i, start in enumerate(starts):
-            end = self.starts[i + 1] if i + 1 < len(self.starts) else self.end
-            while end > start and text[end - 1].isspace():
+        spans = []
+        for start, end in zip(self.starts[:room], self.starts[1:] + [self.end]):
+            while end > start and self.text[end - 1].isspace():
                 end -= 1
             spans.append((start, end))
         return spans
@@ -1047,10 +931,9 @@ def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[s
     r"""Where the framed sentences of ``grammar`` are: from each opening (one of ``words``, with what
     ``frame_prefix`` takes before it) to the next opening or the line's end; at most ``limit``.
 
-    An opening counts when a tool name (the grammar's ``TOOL``, "the" allowed before it) follows its verb and
-    then ``WITH``, ``END`` or the line's end; not when it stands inside a quoted value of the sentence before
-    it, nor (``repeated_opening``) within 4 characters of the one before ("I will use" found again at its
-    verb).  One pass: the openings are found by one pattern in C, the quotes of a line read once.
+    An opening counts when a tool name (the grammar's ``TOOL``, "the" allowed before it) follows its verb, then
+    ``WITH``, ``END`` or the line's end; not inside a quoted value of the sentence before it, nor
+    (``repeated_opening``) within 4 characters of the one before ("I will use" found again at its verb).
 
     >>> sentence_spans("Sure. I will use f. Use g with a = 1.", ("use",), re.compile(r"(?:I will )?\Z"),
     ...                "nl_intent_structured", limit=5)
@@ -1058,7 +941,8 @@ def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[s
     """
     spans: list[tuple[int, int]] = []
     line: _Line | None = None
-    for verb in _verbs_in(text, grammar, words):
+    for found in _openings(grammar, words).finditer(text):
+        verb = found.start()
         if line is None or verb > line.end:
             if line is not None:
                 spans += line.spans(limit - len(spans))
@@ -1073,8 +957,8 @@ def sentence_spans(text: str, words: tuple[str, ...], frame_prefix: re.Pattern[s
     return spans + (line.spans(limit - len(spans)) if line is not None else [])
 
 
-# tool, arguments (the name as written with its binder, the raw value, where the name starts, where the
-# value ends), whether a period ends the sentence, the words after it
+# tool, arguments (the name as written with its binder, the raw value, where the name starts, where the value
+# ends), whether a period ends the sentence, the words after it
 Sentence = tuple[str, list[tuple[str, str, int, int]], bool, str]
 
 
@@ -1086,36 +970,16 @@ class SentenceParts(Transformer):
         return str(items[0]), str(value), items[0].start_pos or 0, items[-1].end_pos or 0
 
     def start(self, items: list) -> Sentence:
-        tool = trail = ""
-        arguments = []
-        period = False
-        for item in items:
-            if isinstance(item, tuple):
-                arguments.append(item)
-            elif item.type == "TOOL":
-                tool = str(item)
-            elif item.type == "END":
-                period = True
-            elif item.type == "TRAIL":
-                trail = str(item)
-        return tool, arguments, period, trail
-
-
-# a plain value: a run of words without a comma, a period before a space or a period, a colon, an equals
-# sign or a quote
-_RUN = r'(?:[^\s,.;:"=]|\.(?=[^\s.]))++(?:[ \t](?:[^\s,.;:"=]|\.(?=[^\s.]))++)*+'
-
-
-# where a sentence grammar's STOP can start (a separator, "and", the final period, spaces at the end), or a
-# line break
-_STOP_STARTS = re.compile(r"[ \t,;.\r\n]")
+        tokens = {item.type: str(item) for item in items if not isinstance(item, tuple)}
+        return (tokens.get("TOOL", ""), [item for item in items if isinstance(item, tuple)], "END" in tokens,
+                tokens.get("TRAIL", ""))
 
 
 class _Terminals:
     """A sentence grammar's terminals, and the patterns the fast reader builds of them (each part atomic or
-    possessive, so that it matches what its terminal alone matches where the parser tries it)."""
+    possessive: it matches what its terminal alone matches where the parser tries it)."""
 
-    def __init__(self, grammar: str, head: str, rendered_name: str, rendered_next: str) -> None:
+    def __init__(self, grammar: str, head: str) -> None:
         t = grammar_terminals(grammar)
         self.tool, self.sep, self.value, self.all = t["TOOL"], t["SEP"], t["VALUE"], t
         nothing = t["NO_ARGUMENTS"].pattern if "NO_ARGUMENTS" in t else "(?!)"  # ("with no arguments")
@@ -1123,77 +987,40 @@ class _Terminals:
                                   rf"(?:(?P<with>(?>{t['WITH'].pattern}))(?P<nothing>(?>{nothing}))?+)?+")
         self.ending = re.compile(rf"(?P<end>{t['END'].pattern})?+(?P<trail>{t['TRAIL'].pattern})?+\Z")
         self.head = re.compile(head.format(**{name: terminal.pattern for name, terminal in t.items()}))
-        # VALUE is a quoted string (with a lookahead after it) or ``(?:(?!STOP)[^\r\n])+``, a lookahead at every
-        # character: its parts, taken from the grammar, so that the end of a value is searched for in C
-        source = self.value.pattern
-        split = source.rindex("|(?:(?!")
-        stop = source[split + 7:source.rindex(")[^\r\n])+")]
-        self.quoted, self.stop = re.compile(source[:split]), re.compile(stop)
-        # an argument as the renderer writes it: a plain name, a plain run, then ", " and the next such name, or
-        # the final period, or the end — there NAME (KEY, EQUALS), VALUE and SEP take just that (unless the run
-        # holds "and" or "to", where VALUE may stop: see ``_risky``)
-        self.plain = re.compile(rf"{rendered_name}(?P<value>{_RUN})(?:(?P<sep>, )(?={rendered_next})"
-                                rf"|(?=\.(?:[ \t]|\r?\n|\Z)|\Z))")
 
-    def value_end(self, text: str, pos: int) -> int:
-        """Where VALUE's match at ``pos`` ends (``pos``: it does not match)."""
-        quoted = self.quoted.match(text, pos)
-        if quoted is not None:
-            return quoted.end()
-        if pos >= len(text) or text[pos] in "\r\n" or self.stop.match(text, pos) is not None:
-            return pos
-        at = pos + 1
-        while True:  # STOP is looked for only where it can start (the other characters are skipped in C)
-            found = _STOP_STARTS.search(text, at)
-            if found is None:
-                return len(text)
-            at = found.start()
-            if text[at] in "\r\n" or self.stop.match(text, at) is not None:
-                return at
-            at += 1
-
-
-def _risky(run: str) -> bool:
-    """Whether a plain run holds a word that could start where VALUE stops ("and", "set to"): VALUE reads it."""
-    lowered = run.lower()
-    return " and " in lowered or " to " in lowered
+    def argument(self, text: str, pos: int) -> tuple[tuple[str, str, int, int], int, bool] | None:
+        """The argument at ``pos`` (its name, its value, where it starts and ends), where the next one starts,
+        and whether one does; ``None`` where the grammar stops."""
+        head = self.head.match(text, pos)
+        if head is None:
+            return None
+        value = self.value.match(text, head.end())
+        end = value.end() if value is not None else head.end()
+        separator = self.sep.match(text, end)
+        return (head.group("name"), text[head.end():end], pos, end), separator.end() if separator else end, \
+            separator is not None
 
 
 class SentenceFormat(Protocol):
-    """The skeleton of the framed-sentence formats (``nl_intent``, ``nl_intent_structured``).
-
-    The sentences are found by :func:`sentence_spans` (one pattern run in C); each is read by
-    :meth:`read_fast` with the grammar's own terminals, in the order its parser tries them (an
-    argument with a plain value by one pattern), or — where that reading stops — by the Lark parser, to
-    say where (at most ``fallback_limit`` sentences, within the reply's grammar budget).  A format sets
-    its grammar, verbs, frame prefix, the words it renders, and :meth:`key_of`, :meth:`plain_key`.
-    """
+    """The skeleton of the framed-sentence formats (``nl_intent``, ``nl_intent_structured``): sentences found by
+    :func:`sentence_spans`, each read by :meth:`read_fast` with the grammar's own terminals in the order its
+    parser tries them, or — where that stops — by the Lark parser, to say where (at most ``fallback_limit``
+    sentences, within the reply's grammar budget).  A format sets its grammar, verbs, frame prefix, the words
+    it renders, and :meth:`key_of`, :meth:`plain_key`."""
 
     grammar: str
-    #: the verbs that open a sentence, and what may stand before one ("I will", a list number)
-    verbs: tuple[str, ...]
-    frame_prefix: re.Pattern[str]
-    #: a verb within 4 characters of the opening before it opens nothing ("I will use" found again at "use")
-    repeated_opening = False
-    #: how the renderer opens a sentence and binds a value to its name; whether it numbers several
-    opener = "Use"
-    binder = " = "
-    numbered = False
-    #: the pattern an argument starts with, up to its value (group ``name``: the name as the sentence writes
-    #: it; ``{TERMINAL}``: the grammar's terminal)
+    verbs: tuple[str, ...]  # the verbs that open a sentence
+    frame_prefix: re.Pattern[str]  # what may stand before one ("I will", a list number)
+    repeated_opening = False  # a verb within 4 characters of the opening before opens nothing ("I will use")
+    opener, binder, numbered = "Use", " = ", False  # how the renderer opens a sentence, binds a value, numbers
+    #: the pattern an argument starts with, up to its value (group ``name``; ``{TERMINAL}``: the grammar's)
     argument_head: str
-    #: an argument's name as the renderer writes it (a plain word and its binder; group ``name``: the name as
-    #: ``argument_head`` takes it), and what the next one starts with
-    rendered_name: str
-    rendered_next: str
     none_found = "no sentence naming a tool was found"
-    sentences_limit = 200
-    fallback_limit = 10  # sentences read by the Lark parser (to say where they break) per reply
-    sentence_limit = 20_000
+    sentences_limit, fallback_limit, sentence_limit = 200, 10, 20_000
 
     @functools.cached_property
     def terminals(self) -> _Terminals:
-        return _Terminals(self.grammar, self.argument_head, self.rendered_name, self.rendered_next)
+        return _Terminals(self.grammar, self.argument_head)
 
     def key_of(self, token: str) -> str:
         """The argument's name in the token that writes it."""
@@ -1218,29 +1045,14 @@ class SentenceFormat(Protocol):
         opening = t.opening.match(text)
         if opening is None:
             return None
-        pos = opening.end()
+        pos, more = opening.end(), opening.group("with") is not None and opening.group("nothing") is None
         arguments: list[tuple[str, str, int, int]] = []
-        if opening.group("with") is not None and opening.group("nothing") is None:
-            while True:
-                found = t.plain.match(text, pos)
-                if found is not None:
-                    name, value, sep = found.groups()
-                    if not (" " in value and _risky(value)):
-                        arguments.append((name, value, pos, found.end(2)))
-                        pos = found.end()
-                        if sep is None:
-                            break
-                        continue
-                found = t.head.match(text, pos)
-                if found is None:
-                    return None
-                end = t.value_end(text, found.end())
-                arguments.append((found.group("name"), text[found.end():end], pos, end))
-                separator = t.sep.match(text, end)
-                if separator is None:
-                    pos = end
-                    break
-                pos = separator.end()
+        while more:
+            read = t.argument(text, pos)
+            if read is None:
+                return None
+            arguments.append(read[0])
+            pos, more = read[1], read[2]
         ending = t.ending.match(text, pos)
         if ending is None:
             return None
@@ -1257,20 +1069,19 @@ class SentenceFormat(Protocol):
         values: dict[str, Any] = {}
         notes: list[str] = []
         twice: dict[str, None] = {}
-        key_of = self.key_of
         for token, raw, _, _ in read[1]:
-            key = key_of(token)
+            key = self.key_of(token)
             if key in values:
                 notes.append(f"argument {key!r} is given twice; the last one counts")
                 twice[key] = None
-            values[key] = unquoted(raw) if raw[:1] == '"' else raw
+            values[key] = unquoted(raw)
         return values, notes, tuple(twice)
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         spans = self.spans(text)
         calls: list[RawCall] = []
         notes: list[str] = []
-        fallbacks = 0
+        stopped = 0  # sentences the fast reader stopped on
         budget = GrammarBudget(limits.reply_grammar_chars, run_cost=0)
         line_of = LineCounter(text)
         for start, end in spans:
@@ -1280,31 +1091,29 @@ class SentenceFormat(Protocol):
                 continue
             read = self.read_fast(sentence)
             if read is None:
-                fallbacks += 1
-                read = self._stopped(sentence, text, start, where, fallbacks, budget, notes)
+                stopped += 1
+                read = self._by_grammar(sentence, text, start, where, stopped, budget, notes)
                 if read is None:
                     continue
             if read[3].strip():
                 notes.append(f"{where}: words after the sentence were ignored: {excerpt(read[3])}")
             arguments, more, twice = self.arguments(sentence, read, tools)
             notes += [f"{where}: {note}" for note in more]
-            calls.append(RawCall(read[0].strip("`"), arguments, (start, end),
-                                 tuple(twice_at((), key) for key in twice)))
-        if not calls:
-            no_tool = self.says_no_tool(text)
-            if no_tool is not None:
-                return Extraction((), (no_tool,), True)
-            notes = notes or [self.none_found]
+            calls.append(RawCall(read[0].strip("`"), arguments, (start, end), tuple(twice_at((), key) for key in twice)))
+        no_tool = self.says_no_tool(text) if not calls else None
+        if no_tool is not None:
+            return Extraction((), (no_tool,), True)
+        notes = notes or ([] if calls else [self.none_found])
         if len(spans) >= self.sentences_limit:
             notes.append(f"only the first {self.sentences_limit} sentences were read")
         return Extraction(tuple(calls), tuple(notes), bool(calls) and not notes and not leftover_outside(text, spans))
 
-    def _stopped(self, sentence: str, text: str, start: int, where: str, fallbacks: int, budget: GrammarBudget,
-                 notes: list[str]) -> Sentence | None:
+    def _by_grammar(self, sentence: str, text: str, start: int, where: str, stopped: int, budget: GrammarBudget,
+                    notes: list[str]) -> Sentence | None:
         """A sentence the fast reader stopped on, read by the Lark parser to say where (the first
         ``fallback_limit`` of a reply, within its budget); ``None`` and a note when it is not read."""
-        if fallbacks > self.fallback_limit:
-            if fallbacks == self.fallback_limit + 1:
+        if stopped > self.fallback_limit:
+            if stopped == self.fallback_limit + 1:
                 notes.append(f"{where}: this and later sentences that do not keep to the frame were not read")
             return None
         try:
@@ -1322,28 +1131,22 @@ class SentenceFormat(Protocol):
 
     def _sentence(self, call: ToolCall) -> str:
         name = call.name if self.terminals.tool.fullmatch(call.name) else f"`{call.name}`"
-        if not call.arguments:
-            return f"{self.opener} {name}."
         parts = [(key if self.plain_key(key) else json.dumps(key, ensure_ascii=False)) + self.binder
                  + self._value(text_of(value)) for key, value in call.arguments.items()]
-        return f"{self.opener} {name} with {', '.join(parts)}."
+        return f"{self.opener} {name} with {', '.join(parts)}." if parts else f"{self.opener} {name}."
 
     def _value(self, text: str) -> str:
         """``text`` as it is when the sentence reads it back unchanged, else as a JSON string."""
         plain = (text and text == text.strip() and text[0] != '"' and "\n" not in text and "\r" not in text
-                 and not find_words(text, 0, len(text), self.verbs) and not in_string_after(text))
-        if plain:
-            for after in (".", ", z" + self.binder + "1"):
-                found = self.terminals.value.match(text + after)
-                if found is None or found.end() != len(text):
-                    return json.dumps(text, ensure_ascii=False)
+                 and not find_words(text, 0, len(text), self.verbs) and not in_string_after(text)
+                 and all((found := self.terminals.value.match(text + after)) is not None and found.end() == len(text)
+                         for after in (".", ", z" + self.binder + "1")))
         return text if plain else json.dumps(text, ensure_ascii=False)
 
 
 __all__ = ["CALL", "PART", "STRICT_JSON", "UNREAD", "WRAPPER", "Element", "LineCounter", "QuoteTracker",
-           "SentenceFormat", "SentenceParts", "Stopped", "TagFormat", "TaggedReply", "calls_from_document", "cdata_end",
+           "SentenceFormat", "SentenceParts", "Stopped", "TagFormat", "TaggedReply", "calls_from_document",
            "end_outside_cdata", "excerpt", "fenced_blocks", "find_words", "flow_text", "grammar_stop_note",
-           "grammar_terminals", "in_string_after", "leftover_outside", "lenient_value", "line_column",
-           "located_notes", "only_fences", "read_document", "scalar_text", "sentence_spans",
-           "shifted", "tag_attribute", "text_of", "top_level_resumes", "unescape", "unquoted", "xml_escape",
-           "xml_text", "xml_unescape", "xml_value"]
+           "grammar_terminals", "in_string_after", "leftover_outside", "lenient_value", "line_column", "located_notes",
+           "only_fences", "read_document", "scalar_text", "sentence_spans", "shifted", "tag_attribute", "text_of",
+           "top_level_resumes", "unescape", "unquoted", "xml_escape", "xml_text", "xml_unescape", "xml_value"]

@@ -1,15 +1,11 @@
 """react: ``Thought: …`` / ``Action: tool`` / ``Action Input: {json}`` — the ReAct convention.
 
-Grammar: ``grammars/react.lark`` (the labelled steps).  Each ``Action`` is a call and the
-``Action Input`` after it holds the arguments: a JSON object as models write it (single
-quotes, Python literals, trailing commas, a code fence around it, words after it).  An input
-that is not an object — a bare word, a number, a list — is the value of the tool's only
-parameter when it has exactly one (LangChain's single-input tools), else it is kept under
-``_raw``.  ``Observation`` and ``Final Answer`` steps are ignored.
-
-The labels are found by one regular expression, the grammar's terminals, in one pass (the fast path); the
-steps grammar runs only where the steps are out of order, on a bounded stretch, to say where.  The JSON is
-read by :func:`read_input`: ``json``, then the lenient reader, then the JSON grammar.
+Grammar: ``grammars/react.lark`` (the labelled steps).  Each ``Action`` is a call and the ``Action Input``
+after it holds the arguments: a JSON object as models write it (single quotes, Python literals, trailing
+commas, a code fence around it, words after it: :func:`read_input`).  An input that is not an object is the
+value of the tool's only parameter when it has exactly one (LangChain's single-input tools), else it is kept
+under ``_raw``.  ``Observation`` and ``Final Answer`` steps are ignored.  The labels are found by one pattern
+of the grammar's terminals (the fast path); the grammar runs where the steps are out of order, to say where.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1})])
@@ -17,8 +13,6 @@ read by :func:`read_input`: ``json``, then the lenient reader, then the JSON gra
 Thought: I will call f.
 Action: f
 Action Input: {"a": 1}
->>> PROTOCOL.parse(text).calls[0].arguments
-{'a': 1}
 >>> PROTOCOL.parse("Action: f\\nAction Input: {'a': True,}\\nObservation: ok").calls[0].arguments
 {'a': True}
 """
@@ -97,13 +91,11 @@ class ReactTree(Transformer):
 
     def _step(self, items: list) -> list[Step]:
         out: list[Step] = []
-        for i, item in enumerate(items):
-            if item.type == "CONTENT":
-                continue
-            content = items[i + 1] if i + 1 < len(items) and items[i + 1].type == "CONTENT" else None
-            end = content.end_pos if content is not None else item.end_pos
-            kept = str(content) if content is not None and item.type[:6] == "ACTION" else ""
-            out.append((item.type, kept, item.start_pos, end))
+        for label, content in zip(items, items[1:] + [None]):
+            if label.type != "CONTENT":
+                content = content if content is not None and content.type == "CONTENT" else None
+                kept = str(content) if content is not None and label.type[:6] == "ACTION" else ""
+                out.append((label.type, kept, label.start_pos, (content or label).end_pos))
         return out
 
     thought = action = observation = final = _step
@@ -117,8 +109,7 @@ class ReactTree(Transformer):
 
 
 def _steps_by_grammar(text: str) -> tuple[str, list[Step]]:
-    result: tuple[str, list[Step]] = ReactTree().transform(parse("react", text))
-    return result
+    return ReactTree().transform(parse("react", text))  # type: ignore[no-any-return]
 
 
 def _name(content: str) -> str:
@@ -129,8 +120,8 @@ def _name(content: str) -> str:
 def read_input(content: str, name: str = "", tools: Toolset | None = None, budget: GrammarBudget | None = None,
                place: Callable[[GrammarFailure, int], GrammarFailure] | None = None, twice: list[str] | None = None
                ) -> tuple[dict[str, Any], list[str], bool]:
-    """The arguments an Action Input holds, notes on it, and whether it was exactly one JSON object.
-    ``twice``: gets where the JSON object writes a key twice (its last value is read).
+    """The arguments an Action Input holds, notes on it, and whether it was exactly one JSON object (``twice``
+    gets where the object writes a key twice; its last value is read).
 
     >>> read_input(' {"a": 1}')
     ({'a': 1}, [], True)
@@ -141,9 +132,8 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, budge
     >>> read_input(' {"a": 1, "b": ')[1]
     ["the Action Input's JSON could not be read: line 1, column 13: expected ... found the end of the text"]
 
-    The JSON is read as models write it (single quotes, Python literals, trailing commas, a code fence around
-    it, words after it): the one step of repairs beyond the grammar.  ``budget`` (the reply's) bounds how much
-    the lenient JSON grammar reads; ``place`` moves a failure at an offset of ``content`` into the reply.
+    The JSON as models write it: the repairs beyond the grammar.  ``budget`` (the reply's) bounds what the
+    lenient JSON grammar reads; ``place`` moves a failure at an offset of ``content`` into the reply.
     """
     body = strip_code_fence(content).body if "`" in content else content.strip()
     if not body:
@@ -161,10 +151,19 @@ _Read = tuple[Any, list[str], bool]  # a value, notes on it, whether it was exac
 
 
 def _object_input(body: str, budget: GrammarBudget, twice: list[str] | None) -> _Read | GrammarFailure:
-    """An input that starts with an object: the object alone (words after it noted)."""
-    value, end, failure, strict = _leading_object(body, budget)
-    if failure is not None:
-        return failure
+    """An input that starts with an object: the object alone (strict JSON by ``json``, which says where it ends;
+    else by the lenient reader), words after it noted."""
+    try:
+        value, end = _DECODER.raw_decode(body)
+        strict = True
+    except (ValueError, RecursionError):
+        end, strict = balanced_spans(body, limit=1)[0][1], False
+        try:
+            value = lenient_value(body[:end], budget)
+        except GrammarFailure as failure:
+            return failure
+        except RecursionError:
+            return GrammarFailure("json_object", 1, 1, (), "a value nested too deeply")
     if twice is not None and type(value) is dict:
         twice.extend(places(value, body[:end], budget))
     leftover = body[end:].strip()
@@ -208,23 +207,6 @@ def _lenient_or_none(text: str, budget: GrammarBudget) -> Any:
         return lenient_value(text, budget)
     except (GrammarFailure, RecursionError):
         return _NONE
-
-
-def _leading_object(body: str, budget: GrammarBudget) -> tuple[Any, int, GrammarFailure | None, bool]:
-    """The JSON object ``body`` starts with, where it ends, where it could not be read, and whether it was
-    strict JSON (read by ``json``, which says where it ends; else by the lenient reader)."""
-    try:
-        value, end = _DECODER.raw_decode(body)
-        return value, end, None, True
-    except (ValueError, RecursionError):
-        pass
-    end = balanced_spans(body, limit=1)[0][1]
-    try:
-        return lenient_value(body[:end], budget), end, None, False
-    except GrammarFailure as failure:
-        return None, end, failure, False
-    except RecursionError:
-        return None, end, GrammarFailure("json_object", 1, 1, (), "a value nested too deeply"), False
 
 
 def _object_or_value(value: Any, notes: list[str], exact: bool, name: str, tools: Toolset | None
@@ -295,11 +277,8 @@ class React(Protocol):
         return _extraction(prose, steps, text, tools, GrammarBudget(limits.reply_grammar_chars))
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        blocks = []
-        for call in calls:
-            blocks.append(f"Thought: I will call {call.name}.\nAction: {call.name}\n"
-                          f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}")
-        return "\n".join(blocks)
+        return "\n".join(f"Thought: I will call {call.name}.\nAction: {call.name}\n"
+                         f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Reply in the ReAct format: a line starting with 'Thought:' saying briefly what you will do, a line "

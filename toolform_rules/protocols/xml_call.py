@@ -1,19 +1,14 @@
 """xml_call: Anthropic's ``<function_calls><invoke name="f"><parameter name="a">1</parameter>…`` XML.
 
-Grammar: ``grammars/xml_call.lark``.  One ``<invoke>`` per call, one ``<parameter>`` per argument; a
-parameter's content is text — white space at its ends dropped, XML references and CDATA decoded — typed
-from the tool's schema by the pipeline (``text_values``).  Several ``<invoke>`` elements make several
-calls, in one ``<function_calls>`` block or in several.  Missing closing tags are tolerated and noted.
-
-Two more spellings are read: MiniCPM's ``<function name="f"><param name="a">1</param></function>`` (each
-closed by its own name), and Anthropic's legacy ``<invoke><tool_name>f</tool_name><parameters><a>1</a>
-</parameters></invoke>``, whose arguments are elements named after them; a call whose argument tags do not
-pair (``<c></d>``, an element inside an argument) is skipped with a note, as that format's reader refuses
-it.  A CDATA section in a value is text whatever it holds, a closing tag too; one that does not end before
-the next ``<![CDATA[`` (or at all) is text as written.
-
-The reply is read by the family's one pass over its tags (:class:`~.markup_family.TaggedReply`); the
-grammar runs where that pass stops, to say where.
+Grammar: ``grammars/xml_call.lark``.  One ``<invoke>`` per call (in one ``<function_calls>`` block or in
+several), one ``<parameter>`` per argument, whose content is text — white space at its ends dropped, XML
+references and CDATA decoded — typed from the tool's schema (``text_values``).  Two more spellings are read:
+MiniCPM's ``<function name="f"><param name="a">1</param></function>``, and Anthropic's legacy
+``<invoke><tool_name>f</tool_name><parameters><a>1</a></parameters></invoke>``, whose arguments are elements
+named after them (a call whose argument tags do not pair is skipped with a note, as that reader refuses it).
+A CDATA section in a value is text, a closing tag in it too; one that does not end before the next
+``<![CDATA[`` is text as written.  Missing closing tags are tolerated and noted.  The reply is read by the
+family's one pass over the tags (:class:`~.markup_family.TaggedReply`), the grammar where that pass stops.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "x < y"})])

@@ -1,15 +1,11 @@
 """xml_generic_call: ``<call><tool>f</tool><args><a>1</a></args></call>`` — arguments as named elements.
 
-Grammar: ``grammars/xml_generic_call.lark``.  Each argument is an element named after it;
-its content is text (references decoded, white space at the ends dropped), typed from the
-tool's schema by the pipeline (``text_values``).  An argument element that holds elements
-is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its children are all
-``<item>``; repeated children make a list.  The renderer writes objects and lists as JSON
-text, which the schema types back.  An argument whose name is not an XML name, or is one of
-the format's own tags, is written ``<arg name="...">``.
-
-A reply in the rendered shape (a row of ``<call>`` elements, plain-text arguments) is read by two regular
-expressions, held to the grammar by a differential test; any other reply by the grammar.
+Grammar: ``grammars/xml_generic_call.lark``.  Each argument is an element named after it; its content is text
+(references decoded, white space at the ends dropped), typed from the tool's schema (``text_values``).  An
+argument element that holds elements is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its
+children are all ``<item>``; repeated children make a list.  The renderer writes objects and lists as JSON
+text, and an argument whose name is not an XML name, or is one of the format's tags, as ``<arg name="...">``.
+A reply in the rendered shape is read by two regular expressions (the fast path); any other by the grammar.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b c": "x & y"})])
@@ -49,38 +45,30 @@ _RESERVED_TAG = re.compile(r"</?(?:calls?|tool|args)(?:[\s>/]|$)", re.I)
 _CANONICAL_CALL = re.compile(r"<call>\s*<tool>([^<]*)</tool>\s*<args>((?:\s*<([A-Za-z_][\w.-]*)>[^<]*</\3>)*)\s*"
                              r"</args>\s*</call>")
 _CANONICAL_ARGUMENT = re.compile(r"<([A-Za-z_][\w.-]*)>([^<]*)</\1>")
-_SPACE = re.compile(r"\s*")
 
 
 class _Element:
-    __slots__ = ("name", "tag", "children", "texts", "closed", "start")
+    """An argument element: its tag's name, the argument's (the tag's, or ``name`` on an ``<arg>``), where it
+    starts, whether it is closed, its elements and its text; an <args> element is one without a name."""
 
-    def __init__(self, tag: str, name: str, start: int) -> None:
-        self.tag, self.name, self.start = tag, name, start
+    __slots__ = ("tag", "name", "start", "closed", "children", "texts")
+
+    def __init__(self, tag: str, start: int) -> None:
+        found = _TAG_NAME.match(tag)
+        self.tag = found.group(1) if found else ""
+        attribute = tag_attribute(tag, "name") if self.tag.lower() == "arg" else None
+        self.name = self.tag if attribute is None else attribute
+        self.start, self.closed = start, False
         self.children: list[_Element] = []
         self.texts: list[tuple[str, int]] = []
-        self.closed = False
-
-
-def _element(tag: str, start: int) -> _Element:
-    """An argument element from its opening tag: named by the tag, or by ``name`` on an ``<arg>``."""
-    found = _TAG_NAME.match(tag)
-    name = found.group(1) if found else ""
-    if name.lower() == "arg":
-        attribute = tag_attribute(tag, "name")
-        if attribute is not None:
-            return _Element(name, attribute, start)
-    return _Element(name, name, start)
 
 
 class _Call:
     __slots__ = ("name", "arguments", "closed", "start", "end", "notes")
 
-    def __init__(self, start: int) -> None:
-        self.start = self.end = start
-        self.name: str | None = None
+    def __init__(self, name: str | None, start: int, end: int) -> None:
+        self.name, self.start, self.end, self.closed = name, start, end, False
         self.arguments: _Element | None = None
-        self.closed = False
         self.notes: list[tuple[int, str]] = []
 
 
@@ -96,60 +84,45 @@ class XmlGenericTree(Transformer):
 
     def tool(self, items: list) -> tuple[str, str | None, int, bool, int]:
         text = next((str(t) for t in items[1:] if t.type == "VALUE_TEXT"), "")
-        closed = items[-1].type == "TOOL_CLOSE"
-        return "tool", xml_unescape(text.strip()), items[0].start_pos, closed, items[-1].end_pos
+        return "tool", xml_unescape(text.strip()), items[0].start_pos, items[-1].type == "TOOL_CLOSE", items[-1].end_pos
 
     def args(self, items: list) -> tuple[str, _Element, int, bool, int]:
-        opening = items[0]
-        root = _Element("", "", opening.start_pos)
-        stack = [root]
-        closed = False
-        for token in items[1:]:
-            kind = token.type
-            if kind == "VALUE_TEXT":
+        """The <args> element and the elements in it, their tags paired."""
+        stack = [_Element("", items[0].start_pos)]
+        for token in items[1:-1] if items[-1].type == "ARGS_CLOSE" else items[1:]:
+            if token.type == "VALUE_TEXT":
                 stack[-1].texts.append((str(token), token.start_pos))
-            elif kind == "TAG_OPEN":
-                element = _element(str(token), token.start_pos)
+            elif token.type == "TAG_CLOSE":
+                self._close(stack, token)
+            else:
+                element = _Element(str(token), token.start_pos)
+                element.closed = token.type == "TAG_EMPTY"
                 stack[-1].children.append(element)
-                stack.append(element)
-            elif kind == "TAG_EMPTY":
-                element = _element(str(token), token.start_pos)
-                element.closed = True
-                stack[-1].children.append(element)
-            elif kind == "TAG_CLOSE":
-                found = _TAG_NAME.match(str(token))
-                tag = found.group(1) if found else ""
-                depth = len(stack) - 1
-                while depth > 0 and stack[depth].tag != tag:
-                    depth -= 1
-                if depth == 0:
-                    self.notes.append((token.start_pos or 0,
-                                       f"the closing tag {str(token)!r} closes nothing and was ignored"))
-                    continue
-                for open_element in stack[depth + 1:]:
-                    self.notes.append((open_element.start, f"the <{open_element.name}> element is not closed"))
-                stack[depth].closed = True
-                del stack[depth:]
-            else:  # ARGS_CLOSE
-                closed = True
-        for open_element in stack[1:]:
-            self.notes.append((open_element.start, f"the <{open_element.name}> element is not closed"))
-        return "args", root, opening.start_pos, closed, items[-1].end_pos
+                stack += [] if element.closed else [element]
+        self.notes += [(element.start, f"the <{element.name}> element is not closed") for element in stack[1:]]
+        return "args", stack[0], items[0].start_pos, items[-1].type == "ARGS_CLOSE", items[-1].end_pos
+
+    def _close(self, stack: list[_Element], token: Any) -> None:
+        """A closing tag closes the innermost open element of its name (those inside it are not closed), or
+        nothing: it is ignored."""
+        tag = _Element(str(token), token.start_pos).tag
+        depth = next((depth for depth in range(len(stack) - 1, 0, -1) if stack[depth].tag == tag), 0)
+        if depth == 0:
+            self.notes.append((token.start_pos, f"the closing tag {str(token)!r} closes nothing and was ignored"))
+            return
+        self.notes += [(element.start, f"the <{element.name}> element is not closed") for element in stack[depth + 1:]]
+        stack[depth].closed = True
+        del stack[depth:]
 
     def call(self, items: list) -> _Call:
         opening = items[0]
-        call = _Call(opening.start_pos)
-        call.end = opening.end_pos
-        attribute = tag_attribute(str(opening), "tool") or tag_attribute(str(opening), "name")
-        if attribute is not None:
-            call.name = attribute
+        call = _Call(tag_attribute(str(opening), "tool") or tag_attribute(str(opening), "name"), opening.start_pos,
+                     opening.end_pos)
         for item in items[1:]:
             if hasattr(item, "type"):  # a token (the other items are the tool's and the args' tuples)
-                call.end = item.end_pos or 0
-                if item.type == "CALL_CLOSE":
-                    call.closed = True
-                elif not item.isspace():
-                    call.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
+                call.end, call.closed = item.end_pos, call.closed or item.type == "CALL_CLOSE"
+                if item.type != "CALL_CLOSE" and not item.isspace():
+                    call.notes.append((item.start_pos, "text between the tags was ignored: " + excerpt(item)))
                 continue
             kind, value, start, closed, call.end = item
             if kind == "tool":
@@ -164,9 +137,8 @@ class XmlGenericTree(Transformer):
         return call
 
     def calls(self, items: list) -> None:
-        for item in items[1:]:
-            if getattr(item, "type", None) == "TEXT" and not item.isspace():
-                self.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
+        self.notes += [(item.start_pos, "text between the tags was ignored: " + excerpt(item)) for item in items[1:]
+                       if getattr(item, "type", None) == "TEXT" and not item.isspace()]
         if getattr(items[-1], "type", None) != "CALLS_CLOSE":
             self.notes.append((items[0].start_pos, "the <calls> element is not closed"))
 
@@ -176,13 +148,14 @@ class XmlGenericTree(Transformer):
 
 
 def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
+    """An element's value: its text; or an object of its elements (a list when they are all <item>, or of those
+    repeated), with a note on the text beside them."""
     if not element.children:
         raw = "".join(t for t, _ in element.texts).strip()
         return xml_unescape(raw) if ("&" in raw or "<" in raw) else raw
-    for text, at in element.texts:
-        if not text.isspace():
-            notes.append((at, f"text beside the elements of <{element.name}> was ignored: {excerpt(text)}"))
-            break
+    beside = next(((text, at) for text, at in element.texts if not text.isspace()), None)
+    if beside is not None:
+        notes.append((beside[1], f"text beside the elements of <{element.name}> was ignored: {excerpt(beside[0])}"))
     if all(child.name == "item" for child in element.children):
         return [_value(child, notes) for child in element.children]
     counts = Counter(child.name for child in element.children)
@@ -198,10 +171,9 @@ def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
 
 def _arguments(root: _Element, notes: list[tuple[int, str]], twice: list[str]) -> dict[str, Any]:
     """The arguments an <args> element holds; ``twice`` gets where one is given twice (its last value counts)."""
-    for text, at in root.texts:
-        if not text.isspace():
-            notes.append((at, f"text inside <args> was ignored: {excerpt(text)}"))
-            break
+    stray = next(((text, at) for text, at in root.texts if not text.isspace()), None)
+    if stray is not None:
+        notes.append((stray[1], f"text inside <args> was ignored: {excerpt(stray[0])}"))
     arguments: dict[str, Any] = {}
     for child in root.children:
         if child.name in arguments:
@@ -213,9 +185,9 @@ def _arguments(root: _Element, notes: list[tuple[int, str]], twice: list[str]) -
 
 def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
     calls: list[RawCall] = []
-    notes: list[tuple[int, str]] = list(tree.notes)
+    notes = list(tree.notes)
     for call in tree.found:
-        notes.extend(call.notes)
+        notes += call.notes
         if not call.name:
             notes.append((call.start, "a <call> without a <tool> was skipped"))
             continue
@@ -232,32 +204,26 @@ def _canonical(text: str) -> Extraction | None:
     without the format's tags around it — read by two regular expressions; ``None`` for any other."""
     start = pos = text.find("<call>")
     calls: list[RawCall] = []
-    while pos >= 0:
-        found = _CANONICAL_CALL.match(text, pos)
-        if found is None:
-            break
+    while (found := _CANONICAL_CALL.match(text, pos) if pos >= 0 else None) is not None:
         arguments: dict[str, Any] = {}
         for key, raw in _CANONICAL_ARGUMENT.findall(found.group(2)):
             if key.lower() in RESERVED or key in arguments:
                 return None
-            raw = raw.strip()
-            arguments[key] = xml_unescape(raw) if "&" in raw else raw
-        name = found.group(1).strip()
-        calls.append(RawCall(xml_unescape(name) if "&" in name else name, arguments, found.span()))
-        pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
-        if not text.startswith("<call>", pos):
-            break
+            arguments[key] = xml_unescape(raw.strip())
+        calls.append(RawCall(xml_unescape(found.group(1).strip()), arguments, found.span()))
+        pos = len(text) - len(text[found.end():].lstrip())
+        pos = pos if text.startswith("<call>", pos) else -1
     end = calls[-1].span[1] if calls else 0  # type: ignore[index]
     if not calls or _RESERVED_TAG.search(text, 0, start) or _RESERVED_TAG.search(text, end):
         return None
     return Extraction(tuple(calls), (), only_fences(text[:start] + text[end:]))
 
 
-def _argument_element(key: str, value: Any, indent: str) -> str:
+def _argument_element(key: str, value: Any) -> str:
     body = xml_text(text_of(value))
     if _XML_NAME.fullmatch(key) and key.lower() not in RESERVED:
-        return f"{indent}<{key}>{body}</{key}>"
-    return f'{indent}<arg name="{xml_escape(key, attribute=True)}">{body}</arg>'
+        return f"    <{key}>{body}</{key}>"
+    return f'    <arg name="{xml_escape(key, attribute=True)}">{body}</arg>'
 
 
 class XmlGenericCall(Protocol):
@@ -282,7 +248,7 @@ class XmlGenericCall(Protocol):
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join("\n".join(["<call>", f"  <tool>{xml_text(call.name)}</tool>", "  <args>",
-                                    *(_argument_element(key, value, "    ") for key, value in call.arguments.items()),
+                                    *(_argument_element(key, value) for key, value in call.arguments.items()),
                                     "  </args>", "</call>"]) for call in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
