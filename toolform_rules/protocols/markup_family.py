@@ -311,7 +311,8 @@ def fenced_blocks(text: str, limit: int = 100) -> list[tuple[int, int, str]]:
         if line_end < 0:
             break
         closing = _CLOSING_FENCE.search(text, line_end)
-        blocks.append((line_end + 1, n if closing is None else closing.start() + 1, text[open_at + 3:line_end].strip()))
+        end = n if closing is None else closing.start() + 1
+        blocks.append((line_end + 1, end, text[open_at + 3:line_end].strip()))
         after = text.find("\n", closing.end()) if closing is not None else -1
         if after < 0:
             break
@@ -714,10 +715,7 @@ def calls_from_document(document: Any, call_keys: tuple[str, ...] = _CALL_KEYS
         return [call for item in document for call in calls_from_document(item, call_keys) or ()] or None
     if not isinstance(document, dict):
         return None
-    if not any(k in document for k in NAME_KEYS + call_keys + ("function",)):
-        lowered = {k.lower(): v for k, v in document.items() if isinstance(k, str)}
-        if any(k in lowered for k in NAME_KEYS + call_keys):  # Name: / Arguments: as some models write them
-            document = lowered
+    document = _keys_as_named(document, call_keys)
     name = next((document[k] for k in NAME_KEYS if isinstance(document.get(k), str)), None)
     for key in call_keys if name is None else ():
         inner = calls_from_document(document[key], ()) if key in document else None
@@ -727,6 +725,14 @@ def calls_from_document(document: Any, call_keys: tuple[str, ...] = _CALL_KEYS
     if isinstance(function, dict) and "name" in function:
         return calls_from_document(function, ())
     return None if name is None else [(name, _arguments_of(document))]
+
+
+def _keys_as_named(document: dict, call_keys: tuple[str, ...]) -> dict:
+    """``document`` with its keys in lower case when only so they name a call (``Name:``, ``Arguments:``)."""
+    if any(k in document for k in NAME_KEYS + call_keys + ("function",)):
+        return document
+    lowered = {k.lower(): v for k, v in document.items() if isinstance(k, str)}
+    return lowered if any(k in lowered for k in NAME_KEYS + call_keys) else document
 
 
 def _arguments_of(call: dict) -> dict[str, Any]:
@@ -888,7 +894,9 @@ class _Line:
     __slots__ = ("text", "start", "end", "starts", "quotes", "skip")
 
     def __init__(self, text: str, verb: int, after: int) -> None:
-        self.text, self.starts, self.quotes, self.skip = text, [], None, -1
+        self.text, self.skip = text, -1
+        self.starts: list[int] = []
+        self.quotes: QuoteTracker | None = None
         self.start = text.rfind("\n", max(after, 0), verb) + 1 or max(after + 1, 0)
         self.end = text.find("\n", verb) % (len(text) + 1)  # (-1: the text's end)
 
@@ -1099,7 +1107,8 @@ class SentenceFormat(Protocol):
                 notes.append(f"{where}: words after the sentence were ignored: {excerpt(read[3])}")
             arguments, more, twice = self.arguments(sentence, read, tools)
             notes += [f"{where}: {note}" for note in more]
-            calls.append(RawCall(read[0].strip("`"), arguments, (start, end), tuple(twice_at((), key) for key in twice)))
+            calls.append(RawCall(read[0].strip("`"), arguments, (start, end),
+                                 tuple(twice_at((), key) for key in twice)))
         no_tool = self.says_no_tool(text) if not calls else None
         if no_tool is not None:
             return Extraction((), (no_tool,), True)

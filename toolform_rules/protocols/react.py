@@ -193,8 +193,8 @@ def _other_input(body: str, budget: GrammarBudget, twice: list[str] | None) -> _
         if twice is not None:
             twice.extend(places(inside, body[start:end], budget))
         leftover = (body[:start] + " " + body[end:]).strip()
-        return inside, [f"words around the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else [], \
-            False
+        notes = [f"words around the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
+        return inside, notes, False
     value = _lenient_or_none(body, budget) if body[0] in "\"'-0123456789tfnTFN" else _NONE
     return (body if value is _NONE else value), [], False
 
