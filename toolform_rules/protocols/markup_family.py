@@ -564,21 +564,22 @@ class _TagScan:
 
     def run(self) -> TaggedReply | Stopped:
         parts = self.reply.tags.split(self.text)  # text, (tag, close, open, stray), text, ...
+        cdata, count, add_text, opening, close = self.reply.cdata, len(parts), self.add_text, self.opening, self.close
         i = pos = 0
         while True:
             piece = parts[i]
-            if piece and self.reply.cdata and "<![CDATA[" in piece and self.in_value():
+            if piece and cdata and "<![CDATA[" in piece and self.in_value():
                 end, i = self.past_sections(parts, i, pos)
                 piece = self.text[pos:end]
             if piece:
-                self.add_text(piece, pos)
+                add_text(piece, pos)
                 pos += len(piece)
-            if i + 1 == len(parts):
+            if i + 1 == count:
                 self.end(WRAPPER, pos)
                 return self.reply
-            tag, close, opening = parts[i + 1:i + 4]
-            stopped = self.opening(opening.lower(), tag, pos) if opening else \
-                self.close(close.lower(), tag, pos) if close else self.stop(pos, tag)
+            tag, closing, opened = parts[i + 1:i + 4]
+            stopped = opening(opened.lower(), tag, pos) if opened else close(closing.lower(), tag, pos) if closing \
+                else self.stop(pos, tag)
             if stopped is not None:
                 return stopped
             pos += len(tag)
