@@ -6,13 +6,13 @@ import hashlib
 import re
 
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_reads_as_the_grammar, calls_on,
+                                   reference_calls, toolset_for)
 from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.limits import Limits
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.markup_family import text_of
 
@@ -225,15 +225,9 @@ FRAGMENTS = ['‹tool_call›', '‹/tool_call›', '‹/tool_call›\n', '‹fu
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join).map(X), st.integers(1, 80))
 def test_the_linear_pass_reads_what_the_grammar_reads(text: str, limit: int) -> None:
-    """The fast path (one pass over the tags) gives what the grammar alone gives: the same calls and notes, the
-    same note where the grammar stops; when the grammar may read only a stretch of the reply (``limit``), a note
-    on the same place."""
-    limits = Limits(reply_grammar_chars=limit)
-    fast, spec = PROTOCOL.parse(text, limits=limits), PROTOCOL.by_grammar(text, limits=limits)
-    event("the grammar stops" if not spec.calls and "could not be read" in "".join(spec.notes) else "read")
-    if fast != spec:  # a stretch that starts later (what it expects there may differ), or none fits
-        assert fast.calls == () and len(fast.notes) == 1 and not fast.compliant, (text, fast, spec)
-        assert spec.notes[0].split(": ")[1] == fast.notes[0].split(": ")[1], (text, fast, spec)  # (the same place)
+    """The fast path (one pass over the tags) gives what the grammar alone gives (``limit``: what the grammar
+    may read of a reply)."""
+    assert_reads_as_the_grammar(PROTOCOL, text, limit)
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, texts, toolset_for
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_sentence_reads_as_the_grammar, calls_on,
+                                   reference_calls, sentences, texts, toolset_for)
 from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.grammar import GrammarFailure
 
 PROTOCOL = get_protocol("nl_intent_structured")
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
@@ -123,25 +123,11 @@ WORDS = ["Use ", "use the ", "I will use ", "2. Use ", "f", "`odd name`", " tool
          " = ", "=", "1", "x y", "Acme", ", ", " and ", ",", ".", ". ", "Done", '"q, c = 1"', "3.5", ":", "  "]
 
 
-@st.composite
-def sentences(draw) -> str:
-    """Words of the frame in any order, or a rendered call (one sentence the fast path takes whole)."""
-    if draw(st.booleans()):
-        return "".join(draw(st.lists(st.sampled_from(WORDS), max_size=14))).rstrip()
-    return PROTOCOL.render_calls(draw(calls_on(text_values=True, several=False))[0])
-
-
 @settings(max_examples=300, deadline=None)
-@given(sentences())
+@given(sentences(PROTOCOL, WORDS))
 def test_the_fast_path_reads_what_the_grammar_reads(text: str) -> None:
     """The terminal-by-terminal reading gives what the Lark parser gives, and stops exactly where it stops."""
-    fast = PROTOCOL.read_fast(text)
-    try:
-        slow = PROTOCOL.read_by_grammar(text)
-    except GrammarFailure:
-        slow = None
-    event("fast path: " + ("declined" if fast is None else "answered"))
-    assert fast == slow, (text, fast, slow)
+    assert_sentence_reads_as_the_grammar(PROTOCOL, text)
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_reads_as_the_grammar, calls_on,
+                                   reference_calls, toolset_for)
 from support.compare import equal_json, identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.limits import Limits
 from toolform_rules.protocols import get_protocol
 
 PROTOCOL = get_protocol("react")
@@ -137,14 +137,9 @@ def replies(draw) -> str:
 @settings(max_examples=300, deadline=None)
 @given(replies(), st.integers(1, 80))
 def test_the_label_scan_reads_what_the_grammar_reads(text: str, limit: int) -> None:
-    """The fast path (one pattern over the labels) gives what the steps grammar alone gives, and the same note
-    where it stops; when the grammar may read only a stretch of the reply (``limit``), a note on the same place."""
-    limits = Limits(reply_grammar_chars=limit)
-    fast, spec = PROTOCOL.parse(text, TOOLSET, limits=limits), PROTOCOL.by_grammar(text, TOOLSET, limits=limits)
-    event("the grammar stops" if spec.notes[:1] and spec.notes[0].startswith("the steps") else "read")
-    if fast != spec:  # a stretch that starts later (what it expects there may differ), or none fits
-        assert fast.calls == () and len(fast.notes) == 1 and not fast.compliant, (text, fast, spec)
-        assert spec.notes[0].split(": ")[1] == fast.notes[0].split(": ")[1], (text, fast, spec)  # (the same place)
+    """The fast path (one pattern over the labels) gives what the grammar alone gives (``limit``: what the
+    grammar may read of a reply)."""
+    assert_reads_as_the_grammar(PROTOCOL, text, limit, TOOLSET)
 
 
 @settings(max_examples=300, deadline=None)
