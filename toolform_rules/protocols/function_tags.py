@@ -26,7 +26,7 @@ x & <y>
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..grammar import GrammarFailure
@@ -64,7 +64,7 @@ class FunctionTagsReply(TaggedReply):
     a part of one; a ``</tool_call>`` with no wrapper open is read (and noted)."""
 
     tags, loose_close = _TAGS, True
-    levels = {"tool_call": WRAPPER, "function": CALL, "parameter": PART}
+    levels: ClassVar[dict[str, int]] = {"tool_call": WRAPPER, "function": CALL, "parameter": PART}
 
 
 def _json_body(body: str, at: int, budget: GrammarBudget, notes: list[tuple[int, str]]) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from operator import itemgetter
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
 from ..calls import ToolCall
 from ..grammar import GrammarFailure, Transformer, load_parser, parse
@@ -492,8 +492,8 @@ class TaggedReply(Transformer):
     no stop: an opening tag ends what it cannot stand in.
     """
 
-    tags: re.Pattern[str]
-    levels: dict[str, int]
+    tags: ClassVar[re.Pattern[str]]
+    levels: ClassVar[dict[str, int]]
     cdata = loose_close = False
 
     def __init__(self) -> None:

@@ -26,7 +26,7 @@ family's one pass over the tags (:class:`~.markup_family.TaggedReply`), the gram
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
@@ -61,8 +61,8 @@ class XmlCallReply(TaggedReply):
     parts are ``<parameter>`` (``<param>``), ``<tool_name>`` and ``<parameters>``."""
 
     tags, cdata = _TAGS, True
-    levels = {"function_calls": WRAPPER, "invoke": CALL, "function": CALL, "parameter": PART, "param": PART,
-              "tool_name": PART, "parameters": PART}
+    levels: ClassVar[dict[str, int]] = {"function_calls": WRAPPER, "invoke": CALL, "function": CALL,
+                                        "parameter": PART, "param": PART, "tool_name": PART, "parameters": PART}
 
 
 def _arguments_in(raw: str, at: int, notes: list[tuple[int, str]]) -> list[tuple[str, str, int]] | None:
