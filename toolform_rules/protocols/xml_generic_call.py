@@ -5,7 +5,8 @@ Grammar: ``grammars/xml_generic_call.lark``.  Each argument is an element named 
 argument element that holds elements is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its
 children are all ``<item>``; repeated children make a list.  The renderer writes objects and lists as JSON
 text, and an argument whose name is not an XML name, or is one of the format's tags, as ``<arg name="...">``.
-A reply in the rendered shape is read by two regular expressions (the fast path); any other by the grammar.
+A reply in the rendered shape is read by two regular expressions (the fast path); any other by the grammar,
+within the reply's ``Limits.reply_grammar_chars``.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b c": "x & y"})])
@@ -35,6 +36,7 @@ from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .duplicates import where
+from .reading import GrammarBudget
 from .markup_family import (excerpt, located_notes, only_fences, tag_attribute, text_of, xml_escape, xml_text,
                             xml_unescape)
 
@@ -45,6 +47,8 @@ _RESERVED_TAG = re.compile(r"</?(?:calls?|tool|args)(?:[\s>/]|$)", re.I)
 _CANONICAL_CALL = re.compile(r"<call>\s*<tool>([^<]*)</tool>\s*<args>((?:\s*<([A-Za-z_][\w.-]*)>[^<]*</\3>)*)\s*"
                              r"</args>\s*</call>")
 _CANONICAL_ARGUMENT = re.compile(r"<([A-Za-z_][\w.-]*)>([^<]*)</\1>")
+_SPACE = re.compile(r"\s*")
+_NONE_FOUND = "no <call> element was found"
 
 
 class _Element:
@@ -195,7 +199,7 @@ def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
         arguments = _arguments(call.arguments, notes, twice) if call.arguments is not None else {}
         calls.append(RawCall(call.name, arguments, (call.start, call.end), tuple(dict.fromkeys(twice))))
     words = located_notes(text, notes)
-    return Extraction(tuple(calls), words or (() if calls else ("no <call> element was found",)),
+    return Extraction(tuple(calls), words or (() if calls else (_NONE_FOUND,)),
                       bool(calls) and not words and only_fences("".join(tree.outside)))
 
 
@@ -211,7 +215,7 @@ def _canonical(text: str) -> Extraction | None:
                 return None
             arguments[key] = xml_unescape(raw.strip())
         calls.append(RawCall(xml_unescape(found.group(1).strip()), arguments, found.span()))
-        pos = len(text) - len(text[found.end():].lstrip())
+        pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
         pos = pos if text.startswith("<call>", pos) else -1
     end = calls[-1].span[1] if calls else 0  # type: ignore[index]
     if not calls or _RESERVED_TAG.search(text, 0, start) or _RESERVED_TAG.search(text, end):
@@ -234,7 +238,15 @@ class XmlGenericCall(Protocol):
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         fast = _canonical(text)
-        return fast if fast is not None else self.by_grammar(text)
+        if fast is not None:
+            return fast
+        if _RESERVED_TAG.search(text) is None:  # no tag of the format: the grammar's TEXT, nothing else
+            return Extraction((), (_NONE_FOUND,), False)
+        try:  # the grammar reads what the fast path does not within the reply's budget (seconds a megabyte)
+            GrammarBudget.of(limits).spend(self.info.id, text)
+        except GrammarFailure as refused:
+            return Extraction((), (f"the XML could not be read: {refused.describe()}",), False)
+        return self.by_grammar(text)
 
     def by_grammar(self, text: str, tools: Toolset | None = None) -> Extraction:
         """What the grammar reads of ``text``: the specification the fast path is held to, and the reader of
