@@ -21,18 +21,20 @@ import os
 import warnings
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
 from support.bfcl import function_docs
 from toolform_rules import load_tools
 from toolform_rules.calls import ToolCall
+from toolform_rules.grammar import GrammarFailure
+from toolform_rules.limits import Limits
 from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 from toolform_rules.schema.toolset import Toolset
 
-#: examples per test that draws calls (CI: 300; ``MARKUP_FAMILY_EXAMPLES=20`` while iterating)
-EXAMPLES = int(os.environ.get("MARKUP_FAMILY_EXAMPLES", "300"))
+#: examples per test that draws calls (CI: 150; ``MARKUP_FAMILY_EXAMPLES=20`` while iterating)
+EXAMPLES = int(os.environ.get("MARKUP_FAMILY_EXAMPLES", "150"))
 CALL_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # quotes, commas, pipes, brackets, =, :, newlines, tabs, backslashes, markup characters, unicode
@@ -199,5 +201,42 @@ NASTY = {
     "colons": ":" * 100_000, "block_scalars": "|\n" * 50_000,
 }
 
-__all__ = ["ALPHABET", "CALL_SETTINGS", "EXAMPLES", "NASTY", "SAMPLE_DOC", "arguments_for", "calls_on", "json_values",
-           "reference_calls", "texts", "toolset_for", "value_for"]
+# ---------------------------------------------------------------------------------------------
+# a fast path held to its grammar
+
+
+def assert_reads_as_the_grammar(protocol: Any, text: str, limit: int, tools: Any = None) -> None:
+    """The fast path of a tag format or of react (``protocol.parse``) gives what the grammar alone gives
+    (``protocol.by_grammar``): the same calls and notes, the same note where the grammar stops; when the grammar
+    may read only ``limit`` characters of the reply, a note on the same place (from a stretch that starts later,
+    where what it expects may differ, or the fast reader's own)."""
+    limits = Limits(reply_grammar_chars=limit)
+    fast, spec = protocol.parse(text, tools, limits=limits), protocol.by_grammar(text, tools, limits=limits)
+    event("the grammar stops" if not spec.calls and "could not be read" in "".join(spec.notes) else "read")
+    if fast != spec:
+        assert fast.calls == () and len(fast.notes) == 1 and not fast.compliant, (text, fast, spec)
+        assert spec.notes[0].split(": ")[1] == fast.notes[0].split(": ")[1], (text, fast, spec)  # (the same place)
+
+
+@st.composite
+def sentences(draw: Any, protocol: Any, words: list[str]) -> str:
+    """Words of a sentence format in any order, or a rendered call (one sentence its fast path takes whole)."""
+    if draw(st.booleans()):
+        return "".join(draw(st.lists(st.sampled_from(words), max_size=14))).rstrip()
+    return protocol.render_calls(draw(calls_on(text_values=True, several=False))[0])
+
+
+def assert_sentence_reads_as_the_grammar(protocol: Any, text: str) -> None:
+    """The terminal-by-terminal reading of a sentence gives what the Lark parser gives, and stops where it stops."""
+    fast = protocol.read_fast(text)
+    try:
+        slow = protocol.read_by_grammar(text)
+    except GrammarFailure:
+        slow = None
+    event("fast path: " + ("declined" if fast is None else "answered"))
+    assert fast == slow, (text, fast, slow)
+
+
+__all__ = ["ALPHABET", "CALL_SETTINGS", "EXAMPLES", "NASTY", "SAMPLE_DOC", "arguments_for",
+           "assert_reads_as_the_grammar", "assert_sentence_reads_as_the_grammar", "calls_on", "json_values",
+           "reference_calls", "sentences", "texts", "toolset_for", "value_for"]

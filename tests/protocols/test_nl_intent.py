@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, texts, toolset_for
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_sentence_reads_as_the_grammar, calls_on,
+                                   reference_calls, sentences, texts, toolset_for)
 from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.grammar import GrammarFailure
 
 PROTOCOL = get_protocol("nl_intent")
-_read, _read_by_grammar = PROTOCOL.read_fast, PROTOCOL.read_by_grammar
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},
@@ -146,29 +145,11 @@ WORDS = ["I will use ", "Use the ", "1. I'll call ", "f", "`odd name`", " tool",
          ".", ". ", "Done", '"q, c: 1"', "3.5", "10:30", "no arguments", "  "]
 
 
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from(WORDS), max_size=14).map("".join))
-def test_fast_path_and_grammar_agree(text: str) -> None:
+@settings(max_examples=300, deadline=None)
+@given(sentences(PROTOCOL, WORDS))
+def test_the_fast_path_reads_what_the_grammar_reads(text: str) -> None:
     """The terminal-by-terminal reading gives what the Lark parser gives, and stops exactly where it stops."""
-    text = text.rstrip()
-    fast = _read(text)
-    try:
-        slow = _read_by_grammar(text)
-    except GrammarFailure:
-        slow = None
-    event("fast path: " + ("declined" if fast is None else "answered"))
-    assert fast == slow, (text, fast, slow)
-
-
-@CALL_SETTINGS
-@given(calls_on(text_values=True, several=False))
-def test_fast_path_reads_rendered_sentences_as_the_grammar_does(case) -> None:
-    """A rendered call is one sentence the terminal-by-terminal reading takes whole, as the grammar does."""
-    text = PROTOCOL.render_calls(case[0])
-    fast = _read(text)
-    assert fast is not None, text
-    assert fast == _read_by_grammar(text), text
-    assert fast[3] == "", text  # no words after the sentence
+    assert_sentence_reads_as_the_grammar(PROTOCOL, text)
 
 
 @settings(max_examples=300, deadline=None)

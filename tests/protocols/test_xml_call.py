@@ -6,29 +6,21 @@ import hashlib
 import re
 
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
+from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_reads_as_the_grammar, calls_on,
+                                   reference_calls, toolset_for)
 from support.compare import equal_json
-from support.growth import assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
-from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.markup_family import (Stopped, end_outside_cdata, grammar_stop_note, grammar_terminals,
-                                                     text_of, xml_text, xml_value)
-from toolform_rules.protocols.xml_call import _NEAR_TAG, _canonical, _extraction, _scan_or_stop
+from toolform_rules.protocols.markup_family import text_of, xml_text, xml_value
 
 PROTOCOL = get_protocol("xml_call")
+# what starts like a tag of the format (a name that is one is no legacy argument's)
+OWN_TAG = re.compile(r"</?(?:[A-Za-z_][\w.-]*:)?(?:function_calls|invoke|function|parameters?|param|tool_name)"
+                     r"(?:[\s>/]|$)", re.I)
 
-
-_structure_by_grammar = PROTOCOL.by_grammar
-
-
-def _scan(text: str):
-    """The linear pass's structure, or ``None`` where the grammar stops."""
-    found = _scan_or_stop(text)
-    return None if isinstance(found, Stopped) else found
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "object"}, "d": {"type": "array",
                                                                                    "items": {"type": "string"}},
@@ -176,64 +168,6 @@ def test_parameter_outside_an_invoke_stops_the_grammar() -> None:
     assert extraction.notes[0].startswith("the XML could not be read: line 2, column 3: expected ")
 
 
-FRAGMENTS = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f"›', "‹invoke name='g'›", '‹invoke›',
-             '‹/invoke›', '‹parameter name="a"›', '‹parameter name="b" x="1"›', '‹/parameter›', '‹parameter/›',
-             'text', ' ', '\n', '‹', '&amp;', '&#32;', '‹![CDATA[‹/parameter›]]›', '‹ns:invoke name="h"›',
-             '‹/ns:invoke›', '‹invoke name="f"', '‹/parameter x›', '‹other›', '‹/INVOKE›']
-
-
-@settings(max_examples=1500, deadline=None)
-@given(st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join).map(X))
-def test_fast_path_and_grammar_agree(text: str) -> None:
-    """The regex fast path reads what the grammar reads, and gives up exactly where the grammar stops;
-    where the canonical reader answers too (the test below holds rows it must take), it agrees."""
-    fast = _scan(text)
-    try:
-        slow = _structure_by_grammar(text)
-    except GrammarFailure:
-        slow = None
-    assert (fast is None) == (slow is None), text
-    event("scan: " + ("declined" if fast is None else "answered"))
-    if fast is not None and slow is not None:
-        a, b = _extraction(fast, text), _extraction(slow, text)
-        assert a == b, (text, a, b)
-        canonical = _canonical(text)
-        event("canonical reader: " + ("declined" if canonical is None else "answered"))
-        assert canonical is None or canonical == a, (text, canonical, a)
-
-
-# rows of the fragments above that the scan and, for the first ones, the canonical reader must take
-SCANNED_ROWS = [
-    ('‹function_calls›‹invoke name="f"›‹parameter name="a"›text‹/parameter›‹/invoke›‹/function_calls›', True),
-    ('‹function_calls›\n‹invoke name="f"›‹/invoke›\n‹/function_calls›', True),
-    ("‹invoke name='g'›‹/invoke›", False),
-    ('‹invoke name="f"›‹parameter name="b" x="1"›&amp;‹/parameter›‹/invoke›', False),
-    ('‹function_calls›‹invoke name="f"›‹parameter/›‹/invoke›‹/function_calls›', False),
-]
-
-
-@pytest.mark.parametrize("row, canonical_too", SCANNED_ROWS)
-def test_fast_paths_take_fragment_rows(row: str, canonical_too: bool) -> None:
-    text = X(row)
-    fast = _scan(text)
-    assert fast is not None, text
-    expected = _extraction(_structure_by_grammar(text), text)
-    assert _extraction(fast, text) == expected, text
-    if canonical_too:
-        assert _canonical(text) == expected, text
-
-
-@CALL_SETTINGS
-@given(calls_on(text_values=True), st.sampled_from(["", "Sure:\n", "```xml\n", " \n"]),
-       st.sampled_from(["", "\nDone.", "\n```", "\n\n"]))
-def test_canonical_path_agrees_with_the_grammar(case, before: str, after: str) -> None:
-    """The canonical reader (three regular expressions) gives what the grammar gives on rendered replies."""
-    text = before + PROTOCOL.render_calls(case[0]) + after
-    canonical = _canonical(text)
-    assert canonical is not None
-    assert canonical == _extraction(_structure_by_grammar(text), text)
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_never_raises_on_any_text(text: str) -> None:
@@ -282,7 +216,7 @@ def test_engine_replies_in_the_other_spellings_are_read_as_the_engine_reads_them
     extraction = assert_total(PROTOCOL, text, ENGINE_TOOLSET)
     assert_calls(read_calls(PROTOCOL, text, ENGINE_TOOLSET), want, equal_json, (text, extraction))
     assert extraction.compliant == compliant, extraction
-    assert extraction == _extraction(_structure_by_grammar(text), text)  # the linear pass reads as the grammar
+    assert extraction == PROTOCOL.by_grammar(text)  # the linear pass reads as the grammar
 
 
 def test_legacy_arguments_whose_tags_do_not_pair_skip_their_call() -> None:
@@ -349,7 +283,7 @@ def test_calls_read_back_in_the_legacy_spelling_and_in_cdata(case) -> None:
     that is no tag of the format), and with every value a CDATA section (where it holds none): the same calls."""
     calls, docs = case
     keys = {key for call in calls for key in call.arguments}
-    assume(all(re.fullmatch(r"[A-Za-z_][\w.-]*", key) and not _NEAR_TAG.match(f"<{key}>") for key in keys))
+    assume(all(re.fullmatch(r"[A-Za-z_][\w.-]*", key) and not OWN_TAG.match(f"<{key}>") for key in keys))
     legacy = "<function_calls>\n" + "".join(
         f"<invoke>\n<tool_name>{xml_text(call.name)}</tool_name>\n<parameters>\n"
         + "".join(f"<{key}>{xml_text(text_of(value))}</{key}>\n" for key, value in call.arguments.items())
@@ -367,71 +301,19 @@ def test_calls_read_back_in_the_legacy_spelling_and_in_cdata(case) -> None:
 
 
 SPELLINGS = ['‹function_calls›', '‹/function_calls›', '‹function name="f"›', '‹function›', '‹/function›',
-             '‹invoke name="g"›', '‹invoke›', '‹/invoke›', '‹param name="a"›', '‹/param›', '‹parameter name="b"›',
-             '‹/parameter›', '‹tool_name›', '‹/tool_name›', '‹parameters›', '‹/parameters›', '‹a›', '‹/a›', '‹b/›',
-             '‹/c›', '‹![CDATA[', ']]›', '‹![CDATA[‹/param›]]›', '‹![CDATA[‹/parameters›‹a›]]›', 'x', ' ', '\n',
-             '&amp;', '‹', '‹param', '‹ns:function name="h"›', '‹/ns:function›', '‹function=f›', '‹/tool_name x›']
+             '‹invoke name="g"›', "‹invoke name='h'›", '‹invoke›', '‹/invoke›', '‹param name="a"›', '‹/param›',
+             '‹parameter name="b" x="1"›', '‹/parameter›', '‹parameter/›', '‹tool_name›', '‹/tool_name›', '‹parameters›',
+             '‹/parameters›', '‹a›', '‹/a›', '‹b/›', '‹/c›', '‹![CDATA[', ']]›', '‹![CDATA[‹/param›]]›',
+             '‹![CDATA[‹/parameters›‹a›]]›', 'x', ' ', '\n', '&amp;', '&#32;', '‹', '‹param', '‹ns:function name="h"›',
+             '‹/ns:function›', '‹function=f›', '‹/tool_name x›', '‹invoke name="f"', '‹other›', '‹/INVOKE›', '```xml\n']
 
 
-@settings(max_examples=1500, deadline=None)
-@given(st.lists(st.sampled_from(SPELLINGS), max_size=14).map("".join).map(X))
-def test_the_linear_pass_reads_the_other_spellings_as_the_grammar_does(text: str) -> None:
-    """The linear pass reads what the grammar reads; where it stops, the grammar stops, and the bounded stretch it
-    is then given ends in the same note as the whole reply.  Every reply is answered."""
-    fast = _scan_or_stop(text)
-    try:
-        slow = _structure_by_grammar(text)
-    except GrammarFailure as failure:
-        assert isinstance(fast, Stopped), (text, failure)
-        whole = f"the XML could not be read: {failure.describe()}"
-        assert grammar_stop_note(text, fast, _structure_by_grammar, limit=len(text) + 1, what="the XML").notes == (
-            whole,), text
-        first = fast.resumes[0]
-        if fast.end > fast.end - first > 0:
-            cut = grammar_stop_note(text, fast, _structure_by_grammar, limit=fast.end - first, what="the XML")
-            assert cut.notes == (whole,), (text, fast, cut)
-    else:
-        assert not isinstance(fast, Stopped), text
-        assert _extraction(fast, text) == _extraction(slow, text), text
-    assert_total(PROTOCOL, text)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(["‹![CDATA[", "]]›", "]", "›", "‹", "‹/param›", "‹param x›", "x", "‹a›", "‹!["]),
-                max_size=12).map("".join).map(X), st.integers(0, 3))
-def test_cdata_sections_end_where_the_grammars_value_ends(text: str, pos: int) -> None:
-    """:func:`end_outside_cdata`, the linear pass's reading of a value, ends where the grammar's VALUE does."""
-    pos = min(pos, len(text))
-    value = grammar_terminals("xml_call")["VALUE"].match(text, pos)
-    assert end_outside_cdata(text, pos, _NEAR_TAG) == (value.end() if value else pos), text
-
-
-GROWING = {"unclosed MiniCPM calls": '‹function name="x"›‹param name="y"›',
-           "unclosed sections in values": '‹invoke name="x"›‹parameter name="y"›‹![CDATA[',
-           "sections in one value": '‹![CDATA[',
-           "unclosed legacy calls": '‹invoke›‹tool_name›x‹/tool_name›‹parameters›‹a›',
-           "legacy arguments": '‹a›1‹/a›‹![CDATA[‹/a›]]›'}
-PREFIXES = {"sections in one value": '‹function name="x"›‹param name="y"›',
-            "legacy arguments": '‹invoke›‹tool_name›x‹/tool_name›‹parameters›'}
-
-
-@pytest.mark.parametrize("shape", GROWING)
-def test_the_other_spellings_are_read_in_linear_time(shape: str) -> None:
-    head, unit = X(PREFIXES.get(shape, "")), X(GROWING[shape])
-    extraction = assert_grows_linearly(PROTOCOL.parse,
-                                       lambda size: head + (unit * (size // len(unit) + 1))[:size] + "</param>",
-                                       context=shape)
-    assert not any("internal error" in note for note in extraction.notes), extraction.notes[:3]
-
-
-def test_the_grammar_reads_unended_sections_in_linear_time() -> None:
-    """The grammar (given a malformed reply's stretch) takes a section no further than the next opening."""
-    head = X('‹function name="x"›‹param name="y"›')
-    # 500 KB against 5 MB: between 200 and 500 KB this reader's cost per character steps from ~0.11 to ~0.2 µs
-    # (its working set leaves the cache), so 50 against 500 KB measured 18-31x for a linear reader; flat above
-    tree = assert_grows_linearly(_structure_by_grammar, lambda size: head + ("<![CDATA[" * (size // 9 + 1))[:size],
-                                 big=5_000_000)
-    assert len(tree.invokes) == 1
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SPELLINGS), max_size=14).map("".join).map(X), st.integers(1, 80))
+def test_the_linear_pass_reads_what_the_grammar_reads(text: str, limit: int) -> None:
+    """The fast path (one pass over the tags) gives what the grammar alone gives (``limit``: what the grammar
+    may read of a reply)."""
+    assert_reads_as_the_grammar(PROTOCOL, text, limit)
 
 
 @settings(max_examples=300, deadline=None)

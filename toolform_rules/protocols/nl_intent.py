@@ -1,18 +1,12 @@
 """nl_intent: "I will use f with a: 1, b: some text." — the call said in words.
 
-Grammar: ``grammars/nl_intent.lark`` (one sentence).  The module finds the sentences — each
-starts at an opening ("I will use", "I'll call", "Let me use", "Use", a list number before it)
-and runs to the end of its line or to the next opening — and, when the tools are known, reads
-the arguments against the tool's parameters: a name that is not one of them ("Note:" inside a
-value) is part of the value before it, and a name written in words ("term months") is the
-parameter it spells.  Values are text, typed from the schema by the pipeline
-(``text_values``); a value the sentence could not hold as it is — with a comma and a name and
-a colon after it, a period and a space, a line break, spaces at its ends, a leading quote —
-is written as a JSON string.
-
-Fast path: the sentence is read with the grammar's own terminals (compiled regular
-expressions), in the order the grammar's parser tries them; the Lark parser runs only when
-that reading stops, to say where.
+Grammar: ``grammars/nl_intent.lark`` (one sentence).  A sentence starts at an opening ("I will use", "I'll
+call", "Let me use", "Use", a list number before it) and runs to the end of its line or to the next opening.
+When the tools are known, the arguments are read against the tool's parameters: a name that is none of them
+("Note:" inside a value) is part of the value before it, and a name written in words ("term months") is the
+parameter it spells.  Values are text, typed from the schema (``text_values``); one the sentence could not
+hold as it is (a comma, a name and a colon after it, a period and a space, a line break, spaces at its ends,
+a leading quote) is written as a JSON string.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": 'Acme, "Ltd"'})])
@@ -83,7 +77,6 @@ class NlIntent(SentenceFormat):
     repeated_opening = True
     opener, binder, numbered = "I will use", ": ", True
     argument_head = r"(?P<name>(?>{NAME}))"
-    rendered_name, rendered_next = r"(?P<name>[A-Za-z_][\w-]*: )", r"[A-Za-z_][\w-]*:[ \t]"
     none_found = "no sentence naming a tool ('I will use TOOL with name: value') was found"
 
     def key_of(self, token: str) -> str:

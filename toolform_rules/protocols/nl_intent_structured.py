@@ -1,16 +1,10 @@
 """nl_intent_structured: ``Use TOOL with arg = value, arg = value.`` — one framed sentence per call.
 
-Grammar: ``grammars/nl_intent_structured.lark`` (one sentence).  The module finds the
-sentences: each starts at the frame's first word ("Use", "Call", "I will use", with a list
-number before it) and runs to the end of its line or to the next frame on the line.  Values
-are text, typed from the tool's schema by the pipeline (``text_values``); a value the frame
-could not hold as it is — with a comma and a name and ``=`` after it, a period and a space, a
-line break, spaces at its ends, a leading quote — is written as a JSON string.
-``No tool is needed.`` is the frame's way of calling nothing.
-
-Fast path: the sentence is read with the grammar's own terminals (compiled regular
-expressions), in the order the grammar's parser tries them; the Lark parser runs only when
-that reading stops, to say where.
+Grammar: ``grammars/nl_intent_structured.lark`` (one sentence).  A sentence starts at the frame's first word
+("Use", "Call", "I will use", a list number before it) and runs to the end of its line or to the next frame.
+Values are text, typed from the tool's schema (``text_values``); one the frame could not hold as it is (a
+comma, a name and ``=`` after it, a period and a space, a line break, spaces at its ends, a leading quote) is
+written as a JSON string.  ``No tool is needed.`` is the frame's way of calling nothing.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b": "Acme, Ltd", "c": "x, d = y"})])
@@ -40,7 +34,6 @@ class NlIntentStructured(SentenceFormat):
     verbs = ("use", "call")
     frame_prefix = re.compile(r"(?i)(?:\d{1,3}[.)][ \t]*)?(?:I(?:'ll| will| would| am going to| shall)[ \t]+)?\Z")
     argument_head = r"(?P<name>(?>{KEY}))(?>{EQUALS})"
-    rendered_name, rendered_next = r"(?P<name>[A-Za-z_][\w-]*) = ", r"[A-Za-z_][\w-]* ="
     none_found = "no sentence in the frame 'Use TOOL with arg = value.' was found"
 
     def plain_key(self, key: str) -> bool:

@@ -1,16 +1,11 @@
 """react: ``Thought: …`` / ``Action: tool`` / ``Action Input: {json}`` — the ReAct convention.
 
-Grammar: ``grammars/react.lark`` (the labelled steps).  Each ``Action`` is a call and the
-``Action Input`` after it holds the arguments: a JSON object as models write it (single
-quotes, Python literals, trailing commas, a code fence around it, words after it).  An input
-that is not an object — a bare word, a number, a list — is the value of the tool's only
-parameter when it has exactly one (LangChain's single-input tools), else it is kept under
-``_raw``.  ``Observation`` and ``Final Answer`` steps are ignored.
-
-Fast path: the labels are found by one regular expression (the grammar's own terminals) in one
-pass over the reply, and the JSON by ``json`` (the lenient reader in C, then the JSON grammar,
-for what strict JSON does not take); the steps grammar is run only when the steps are out of
-order, to say where — on a bounded stretch before that point (``Limits.reply_grammar_chars``).
+Grammar: ``grammars/react.lark`` (the labelled steps).  Each ``Action`` is a call and the ``Action Input``
+after it holds the arguments: a JSON object as models write it (single quotes, Python literals, trailing
+commas, a code fence around it, words after it: :func:`read_input`).  An input that is not an object is the
+value of the tool's only parameter when it has exactly one (LangChain's single-input tools), else it is kept
+under ``_raw``.  ``Observation`` and ``Final Answer`` steps are ignored.  The labels are found by one pattern
+of the grammar's terminals (the fast path); the grammar runs where the steps are out of order, to say where.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1})])
@@ -18,8 +13,6 @@ order, to say where — on a bounded stretch before that point (``Limits.reply_g
 Thought: I will call f.
 Action: f
 Action Input: {"a": 1}
->>> PROTOCOL.parse(text).calls[0].arguments
-{'a': 1}
 >>> PROTOCOL.parse("Action: f\\nAction Input: {'a': True,}\\nObservation: ok").calls[0].arguments
 {'a': True}
 """
@@ -33,7 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..calls import ToolCall
 from ..grammar import GrammarFailure, Transformer, parse
-from ..limits import Limits
+from ..limits import DEFAULT_LIMITS, Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .duplicates import noted, places
@@ -98,13 +91,11 @@ class ReactTree(Transformer):
 
     def _step(self, items: list) -> list[Step]:
         out: list[Step] = []
-        for i, item in enumerate(items):
-            if item.type == "CONTENT":
-                continue
-            content = items[i + 1] if i + 1 < len(items) and items[i + 1].type == "CONTENT" else None
-            end = content.end_pos if content is not None else item.end_pos
-            kept = str(content) if content is not None and item.type[:6] == "ACTION" else ""
-            out.append((item.type, kept, item.start_pos, end))
+        for label, content in zip(items, items[1:] + [None]):
+            if label.type != "CONTENT":
+                content = content if content is not None and content.type == "CONTENT" else None
+                kept = str(content) if content is not None and label.type[:6] == "ACTION" else ""
+                out.append((label.type, kept, label.start_pos, (content or label).end_pos))
         return out
 
     thought = action = observation = final = _step
@@ -118,8 +109,7 @@ class ReactTree(Transformer):
 
 
 def _steps_by_grammar(text: str) -> tuple[str, list[Step]]:
-    result: tuple[str, list[Step]] = ReactTree().transform(parse("react", text))
-    return result
+    return ReactTree().transform(parse("react", text))  # type: ignore[no-any-return]
 
 
 def _name(content: str) -> str:
@@ -130,8 +120,8 @@ def _name(content: str) -> str:
 def read_input(content: str, name: str = "", tools: Toolset | None = None, budget: GrammarBudget | None = None,
                place: Callable[[GrammarFailure, int], GrammarFailure] | None = None, twice: list[str] | None = None
                ) -> tuple[dict[str, Any], list[str], bool]:
-    """The arguments an Action Input holds, notes on it, and whether it was exactly one JSON object.
-    ``twice``: gets where the JSON object writes a key twice (its last value is read).
+    """The arguments an Action Input holds, notes on it, and whether it was exactly one JSON object (``twice``
+    gets where the object writes a key twice; its last value is read).
 
     >>> read_input(' {"a": 1}')
     ({'a': 1}, [], True)
@@ -142,78 +132,81 @@ def read_input(content: str, name: str = "", tools: Toolset | None = None, budge
     >>> read_input(' {"a": 1, "b": ')[1]
     ["the Action Input's JSON could not be read: line 1, column 13: expected ... found the end of the text"]
 
-    ``budget`` (the reply's) bounds how much the lenient JSON grammar reads; ``place`` moves a failure at
-    an offset of ``content`` into the reply.
+    The JSON as models write it: the repairs beyond the grammar.  ``budget`` (the reply's) bounds what the
+    lenient JSON grammar reads; ``place`` moves a failure at an offset of ``content`` into the reply.
     """
     body = strip_code_fence(content).body if "`" in content else content.strip()
-    budget = budget if budget is not None else GrammarBudget(200_000)
     if not body:
         return {}, [], True
-    failure: GrammarFailure | None = None
-    if body[0] == "{":  # an object, perhaps with words after it: read the object alone
-        value, end, failure, strict = _leading_object(body, budget)
-        if failure is None:
-            if twice is not None and type(value) is dict:
-                twice.extend(places(value, body[:end], budget))
-            leftover = body[end:].strip()
-            notes = [f"words after the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
-            return _object_or_value(value, notes, strict and not leftover, name, tools)
-    elif body[0] == "[":
-        try:
-            return _object_or_value(lenient_value(body, budget), [], False, name, tools)
-        except GrammarFailure as err:
-            failure = err
-        except RecursionError:
-            return {}, ["the Action Input's JSON is nested too deeply to read"], False
-    else:
-        try:
-            return _object_or_value(json.loads(body), [], False, name, tools)
-        except (ValueError, RecursionError):
-            pass
-        spans = balanced_spans(body, limit=2)
-        if spans:
-            start, end = spans[0]
-            try:
-                found = lenient_value(body[start:end], budget)
-            except (GrammarFailure, RecursionError):
-                found = None
-            if isinstance(found, dict):
-                if twice is not None:
-                    twice.extend(places(found, body[start:end], budget))
-                leftover = (body[:start] + " " + body[end:]).strip()
-                notes = [f"words around the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
-                return found, notes, False
-    if failure is not None:
-        if place is not None:
-            failure = place(failure, max(content.find(body), 0))
+    budget = budget if budget is not None else GrammarBudget(200_000)
+    reader = _object_input if body[0] == "{" else _list_input if body[0] == "[" else _other_input
+    read = reader(body, budget, twice)
+    if isinstance(read, GrammarFailure):
+        failure = place(read, max(content.find(body), 0)) if place is not None else read
         return {}, [f"the Action Input's JSON could not be read: {failure.describe()}"], False
-    if body[0] in "\"'-0123456789tfnTFN":
-        try:
-            return _object_or_value(lenient_value(body, budget), [], False, name, tools)
-        except (GrammarFailure, RecursionError):
-            pass
-    return _object_or_value(body, [], False, name, tools)
+    return _object_or_value(*read, name, tools)
 
 
-def _leading_object(body: str, budget: GrammarBudget) -> tuple[Any, int, GrammarFailure | None, bool]:
-    """The JSON object ``body`` starts with, where it ends, where it could not be read, and whether it was
-    strict JSON.
+_Read = tuple[Any, list[str], bool]  # a value, notes on it, whether it was exactly one JSON object
 
-    Strict JSON is read by ``json`` (which says where the object ends); an object as models
-    write it (single quotes, Python words, trailing commas) by the lenient reader.
-    """
+
+def _object_input(body: str, budget: GrammarBudget, twice: list[str] | None) -> _Read | GrammarFailure:
+    """An input that starts with an object: the object alone (strict JSON by ``json``, which says where it ends;
+    else by the lenient reader), words after it noted."""
     try:
         value, end = _DECODER.raw_decode(body)
-        return value, end, None, True
+        strict = True
+    except (ValueError, RecursionError):
+        end, strict = balanced_spans(body, limit=1)[0][1], False
+        try:
+            value = lenient_value(body[:end], budget)
+        except GrammarFailure as failure:
+            return failure
+        except RecursionError:
+            return GrammarFailure("json_object", 1, 1, (), "a value nested too deeply")
+    if twice is not None and type(value) is dict:
+        twice.extend(places(value, body[:end], budget))
+    leftover = body[end:].strip()
+    notes = [f"words after the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
+    return value, notes, strict and not leftover
+
+
+def _list_input(body: str, budget: GrammarBudget, twice: list[str] | None) -> _Read | GrammarFailure:
+    try:
+        return lenient_value(body, budget), [], False
+    except GrammarFailure as failure:
+        return failure
+    except RecursionError:
+        return {}, ["the Action Input's JSON is nested too deeply to read"], False
+
+
+def _other_input(body: str, budget: GrammarBudget, twice: list[str] | None) -> _Read:
+    """Any other input: a JSON scalar, an object among words, a value as models write it, or the text."""
+    try:
+        return json.loads(body), [], False
     except (ValueError, RecursionError):
         pass
-    end = balanced_spans(body, limit=1)[0][1]
+    spans = balanced_spans(body, limit=2)
+    inside = _lenient_or_none(body[spans[0][0]:spans[0][1]], budget) if spans else None
+    if isinstance(inside, dict):
+        start, end = spans[0]
+        if twice is not None:
+            twice.extend(places(inside, body[start:end], budget))
+        leftover = (body[:start] + " " + body[end:]).strip()
+        notes = [f"words around the Action Input's JSON were ignored: {excerpt(leftover)}"] if leftover else []
+        return inside, notes, False
+    value = _lenient_or_none(body, budget) if body[0] in "\"'-0123456789tfnTFN" else _NONE
+    return (body if value is _NONE else value), [], False
+
+
+_NONE: Any = object()
+
+
+def _lenient_or_none(text: str, budget: GrammarBudget) -> Any:
     try:
-        return lenient_value(body[:end], budget), end, None, False
-    except GrammarFailure as failure:
-        return None, end, failure, False
-    except RecursionError:
-        return None, end, GrammarFailure("json_object", 1, 1, (), "a value nested too deeply"), False
+        return lenient_value(text, budget)
+    except (GrammarFailure, RecursionError):
+        return _NONE
 
 
 def _object_or_value(value: Any, notes: list[str], exact: bool, name: str, tools: Toolset | None
@@ -275,12 +268,17 @@ class React(Protocol):
                                      what="the steps")
         return _extraction(found[0], found[1], text, tools, GrammarBudget(limits.reply_grammar_chars))
 
+    def by_grammar(self, text: str, tools: Toolset | None = None, limits: Limits = DEFAULT_LIMITS) -> Extraction:
+        """What the steps grammar alone reads of ``text``: the specification the label scan is held to."""
+        try:
+            prose, steps = _steps_by_grammar(text)
+        except GrammarFailure as failure:
+            return Extraction((), (f"the steps could not be read: {failure.describe()}",), False)
+        return _extraction(prose, steps, text, tools, GrammarBudget(limits.reply_grammar_chars))
+
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        blocks = []
-        for call in calls:
-            blocks.append(f"Thought: I will call {call.name}.\nAction: {call.name}\n"
-                          f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}")
-        return "\n".join(blocks)
+        return "\n".join(f"Thought: I will call {call.name}.\nAction: {call.name}\n"
+                         f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Reply in the ReAct format: a line starting with 'Thought:' saying briefly what you will do, a line "

@@ -1,17 +1,12 @@
 """xml_generic_call: ``<call><tool>f</tool><args><a>1</a></args></call>`` — arguments as named elements.
 
-Grammar: ``grammars/xml_generic_call.lark``.  Each argument is an element named after it;
-its content is text (references decoded, white space at the ends dropped), typed from the
-tool's schema by the pipeline (``text_values``).  An argument element that holds elements
-is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its children are all
-``<item>``; repeated children make a list.  The renderer writes objects and lists as JSON
-text, which the schema types back.  An argument whose name is not an XML name, or is one of
-the format's own tags, is written ``<arg name="...">``.
-
-Fast paths (as in every tag format): replies in the rendered shape (tags exactly as written, no
-markup inside values) are read by three regular expressions; any other reply by one pass over its
-tokens, lexed in C as the grammar's contextual lexer lexes them and fed to the same transformer.
-The grammar runs only where that pass stops, on a bounded stretch (``Limits.reply_grammar_chars``).
+Grammar: ``grammars/xml_generic_call.lark``.  Each argument is an element named after it; its content is text
+(references decoded, white space at the ends dropped), typed from the tool's schema (``text_values``).  An
+argument element that holds elements is an object (``<c><x>1</x></c>`` is ``{"x": "1"}``), or a list when its
+children are all ``<item>``; repeated children make a list.  The renderer writes objects and lists as JSON
+text, and an argument whose name is not an XML name, or is one of the format's tags, as ``<arg name="...">``.
+A reply in the rendered shape is read by two regular expressions (the fast path); any other by the grammar,
+within the reply's ``Limits.reply_grammar_chars``.
 
 >>> from toolform_rules.calls import ToolCall
 >>> text = PROTOCOL.render_calls([ToolCall("f", {"a": 1, "b c": "x & y"})])
@@ -36,12 +31,14 @@ from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from ..calls import ToolCall
+from ..grammar import GrammarFailure, Transformer, parse
+from ..limits import Limits
 from ..schema.toolset import Toolset
-from .base import Extraction, ProtocolInfo, RawCall
+from .base import Extraction, Protocol, ProtocolInfo, RawCall
 from .duplicates import where
-from .markup_family import (Stopped, TagFormat, TaggedReply, canonical_reply, excerpt, tag_attribute, text_of,
-                            top_level_resumes, xml_escape, xml_text, xml_unescape)
 from .reading import GrammarBudget
+from .markup_family import (excerpt, located_notes, only_fences, tag_attribute, text_of, xml_escape, xml_text,
+                            xml_unescape)
 
 RESERVED = frozenset({"call", "calls", "tool", "args", "arg"})
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -51,103 +48,85 @@ _CANONICAL_CALL = re.compile(r"<call>\s*<tool>([^<]*)</tool>\s*<args>((?:\s*<([A
                              r"</args>\s*</call>")
 _CANONICAL_ARGUMENT = re.compile(r"<([A-Za-z_][\w.-]*)>([^<]*)</\1>")
 _SPACE = re.compile(r"\s*")
+_NONE_FOUND = "no <call> element was found"
 
 
 class _Element:
-    __slots__ = ("name", "tag", "children", "texts", "closed", "start")
+    """An argument element: its tag's name, the argument's (the tag's, or ``name`` on an ``<arg>``), where it
+    starts, whether it is closed, its elements and its text; an <args> element is one without a name."""
 
-    def __init__(self, tag: str, name: str, start: int) -> None:
-        self.tag, self.name, self.start = tag, name, start
+    __slots__ = ("tag", "name", "start", "closed", "children", "texts")
+
+    def __init__(self, tag: str, start: int) -> None:
+        found = _TAG_NAME.match(tag)
+        self.tag = found.group(1) if found else ""
+        attribute = tag_attribute(tag, "name") if self.tag.lower() == "arg" else None
+        self.name = self.tag if attribute is None else attribute
+        self.start, self.closed = start, False
         self.children: list[_Element] = []
         self.texts: list[tuple[str, int]] = []
-        self.closed = False
-
-
-def _element(tag: str, start: int) -> _Element:
-    """An argument element from its opening tag: named by the tag, or by ``name`` on an ``<arg>``."""
-    found = _TAG_NAME.match(tag)
-    name = found.group(1) if found else ""
-    if name.lower() == "arg":
-        attribute = tag_attribute(tag, "name")
-        if attribute is not None:
-            return _Element(name, attribute, start)
-    return _Element(name, name, start)
 
 
 class _Call:
     __slots__ = ("name", "arguments", "closed", "start", "end", "notes")
 
-    def __init__(self, start: int) -> None:
-        self.start = self.end = start
-        self.name: str | None = None
+    def __init__(self, name: str | None, start: int, end: int) -> None:
+        self.name, self.start, self.end, self.closed = name, start, end, False
         self.arguments: _Element | None = None
-        self.closed = False
         self.notes: list[tuple[int, str]] = []
 
 
-class XmlGenericTree(TaggedReply):
-    """An ``xml_generic_call.lark`` tree → the calls, each with its <args> element tree."""
+class XmlGenericTree(Transformer):
+    """An ``xml_generic_call.lark`` tree → the calls, each with its <args> element tree, the prose outside every
+    element, and notes placed by offset."""
 
     def __init__(self) -> None:
         super().__init__()
         self.found: list[_Call] = []
+        self.outside: list[str] = []
+        self.notes: list[tuple[int, str]] = []
 
     def tool(self, items: list) -> tuple[str, str | None, int, bool, int]:
         text = next((str(t) for t in items[1:] if t.type == "VALUE_TEXT"), "")
-        closed = items[-1].type == "TOOL_CLOSE"
-        return "tool", xml_unescape(text.strip()), items[0].start_pos, closed, items[-1].end_pos
+        return "tool", xml_unescape(text.strip()), items[0].start_pos, items[-1].type == "TOOL_CLOSE", items[-1].end_pos
 
     def args(self, items: list) -> tuple[str, _Element, int, bool, int]:
-        opening = items[0]
-        root = _Element("", "", opening.start_pos)
-        stack = [root]
-        closed = False
-        for token in items[1:]:
-            kind = token.type
-            if kind == "VALUE_TEXT":
+        """The <args> element and the elements in it, their tags paired."""
+        stack = [_Element("", items[0].start_pos)]
+        for token in items[1:-1] if items[-1].type == "ARGS_CLOSE" else items[1:]:
+            if token.type == "VALUE_TEXT":
                 stack[-1].texts.append((str(token), token.start_pos))
-            elif kind == "TAG_OPEN":
-                element = _element(str(token), token.start_pos)
+            elif token.type == "TAG_CLOSE":
+                self._close(stack, token)
+            else:
+                element = _Element(str(token), token.start_pos)
+                element.closed = token.type == "TAG_EMPTY"
                 stack[-1].children.append(element)
-                stack.append(element)
-            elif kind == "TAG_EMPTY":
-                element = _element(str(token), token.start_pos)
-                element.closed = True
-                stack[-1].children.append(element)
-            elif kind == "TAG_CLOSE":
-                found = _TAG_NAME.match(str(token))
-                tag = found.group(1) if found else ""
-                depth = len(stack) - 1
-                while depth > 0 and stack[depth].tag != tag:
-                    depth -= 1
-                if depth == 0:
-                    self.notes.append((token.start_pos or 0,
-                                       f"the closing tag {str(token)!r} closes nothing and was ignored"))
-                    continue
-                for open_element in stack[depth + 1:]:
-                    self.notes.append((open_element.start, f"the <{open_element.name}> element is not closed"))
-                stack[depth].closed = True
-                del stack[depth:]
-            else:  # ARGS_CLOSE
-                closed = True
-        for open_element in stack[1:]:
-            self.notes.append((open_element.start, f"the <{open_element.name}> element is not closed"))
-        return "args", root, opening.start_pos, closed, items[-1].end_pos
+                stack += [] if element.closed else [element]
+        self.notes += [(element.start, f"the <{element.name}> element is not closed") for element in stack[1:]]
+        return "args", stack[0], items[0].start_pos, items[-1].type == "ARGS_CLOSE", items[-1].end_pos
+
+    def _close(self, stack: list[_Element], token: Any) -> None:
+        """A closing tag closes the innermost open element of its name (those inside it are not closed), or
+        nothing: it is ignored."""
+        tag = _Element(str(token), token.start_pos).tag
+        depth = next((depth for depth in range(len(stack) - 1, 0, -1) if stack[depth].tag == tag), 0)
+        if depth == 0:
+            self.notes.append((token.start_pos, f"the closing tag {str(token)!r} closes nothing and was ignored"))
+            return
+        self.notes += [(element.start, f"the <{element.name}> element is not closed") for element in stack[depth + 1:]]
+        stack[depth].closed = True
+        del stack[depth:]
 
     def call(self, items: list) -> _Call:
         opening = items[0]
-        call = _Call(opening.start_pos)
-        call.end = opening.end_pos
-        attribute = tag_attribute(str(opening), "tool") or tag_attribute(str(opening), "name")
-        if attribute is not None:
-            call.name = attribute
+        call = _Call(tag_attribute(str(opening), "tool") or tag_attribute(str(opening), "name"), opening.start_pos,
+                     opening.end_pos)
         for item in items[1:]:
             if hasattr(item, "type"):  # a token (the other items are the tool's and the args' tuples)
-                call.end = item.end_pos or 0
-                if item.type == "CALL_CLOSE":
-                    call.closed = True
-                elif not item.isspace():
-                    call.notes.append((item.start_pos or 0, "text between the tags was ignored: " + excerpt(item)))
+                call.end, call.closed = item.end_pos, call.closed or item.type == "CALL_CLOSE"
+                if item.type != "CALL_CLOSE" and not item.isspace():
+                    call.notes.append((item.start_pos, "text between the tags was ignored: " + excerpt(item)))
                 continue
             kind, value, start, closed, call.end = item
             if kind == "tool":
@@ -162,17 +141,25 @@ class XmlGenericTree(TaggedReply):
         return call
 
     def calls(self, items: list) -> None:
-        self.wrapper(items, "CALLS_CLOSE", "the <calls> element is not closed")
+        self.notes += [(item.start_pos, "text between the tags was ignored: " + excerpt(item)) for item in items[1:]
+                       if getattr(item, "type", None) == "TEXT" and not item.isspace()]
+        if getattr(items[-1], "type", None) != "CALLS_CLOSE":
+            self.notes.append((items[0].start_pos, "the <calls> element is not closed"))
+
+    def start(self, items: list) -> XmlGenericTree:
+        self.outside = [str(item) for item in items if isinstance(item, str)]
+        return self
 
 
 def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
+    """An element's value: its text; or an object of its elements (a list when they are all <item>, or of those
+    repeated), with a note on the text beside them."""
     if not element.children:
         raw = "".join(t for t, _ in element.texts).strip()
         return xml_unescape(raw) if ("&" in raw or "<" in raw) else raw
-    for text, at in element.texts:
-        if not text.isspace():
-            notes.append((at, f"text beside the elements of <{element.name}> was ignored: {excerpt(text)}"))
-            break
+    beside = next(((text, at) for text, at in element.texts if not text.isspace()), None)
+    if beside is not None:
+        notes.append((beside[1], f"text beside the elements of <{element.name}> was ignored: {excerpt(beside[0])}"))
     if all(child.name == "item" for child in element.children):
         return [_value(child, notes) for child in element.children]
     counts = Counter(child.name for child in element.children)
@@ -188,10 +175,9 @@ def _value(element: _Element, notes: list[tuple[int, str]]) -> Any:
 
 def _arguments(root: _Element, notes: list[tuple[int, str]], twice: list[str]) -> dict[str, Any]:
     """The arguments an <args> element holds; ``twice`` gets where one is given twice (its last value counts)."""
-    for text, at in root.texts:
-        if not text.isspace():
-            notes.append((at, f"text inside <args> was ignored: {excerpt(text)}"))
-            break
+    stray = next(((text, at) for text, at in root.texts if not text.isspace()), None)
+    if stray is not None:
+        notes.append((stray[1], f"text inside <args> was ignored: {excerpt(stray[0])}"))
     arguments: dict[str, Any] = {}
     for child in root.children:
         if child.name in arguments:
@@ -201,245 +187,80 @@ def _arguments(root: _Element, notes: list[tuple[int, str]], twice: list[str]) -
     return arguments
 
 
-def _from_tree(tree: XmlGenericTree, text: str, budget: GrammarBudget | None = None) -> Extraction:
+def _from_tree(tree: XmlGenericTree, text: str) -> Extraction:
     calls: list[RawCall] = []
-    notes: list[tuple[int, str]] = list(tree.notes)
+    notes = list(tree.notes)
     for call in tree.found:
-        notes.extend(call.notes)
+        notes += call.notes
         if not call.name:
             notes.append((call.start, "a <call> without a <tool> was skipped"))
             continue
         twice: list[str] = []
         arguments = _arguments(call.arguments, notes, twice) if call.arguments is not None else {}
         calls.append(RawCall(call.name, arguments, (call.start, call.end), tuple(dict.fromkeys(twice))))
-    return tree.extraction(calls, notes, text, "no <call> element was found")
-
-
-# ---------------------------------------------------------------------------------------------
-# the fast path for any reply: the grammar's contextual lexer and parser, followed in one pass
-
-# the format's tags (the grammar's priority-5 terminals), by group: which one matched
-_FORMAT = re.compile(r"<(?:(calls)(?:\s[^<>]*)?>|/(calls)\s*>|(call)(?:\s[^<>]*)?>|/(call)\s*>|(tool)(?:\s[^<>]*)?>"
-                     r"|/(tool)\s*>|(args)(?:\s[^<>]*)?>|/(args)\s*>)", re.I)
-(_CALLS_OPEN, _CALLS_CLOSE, _CALL_OPEN, _CALL_CLOSE, _TOOL_OPEN, _TOOL_CLOSE, _ARGS_OPEN,
- _ARGS_CLOSE) = range(1, 9)
-_KINDS = (None, "CALLS_OPEN", "CALLS_CLOSE", "CALL_OPEN", "CALL_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "ARGS_OPEN",
-          "ARGS_CLOSE")
-# TAG_EMPTY, TAG_OPEN, TAG_CLOSE (in that order of priority)
-_ELEMENT_TAG = re.compile(r"<(?:([A-Za-z_][\w.:-]*(?:\s[^<>]*)?/>)|[A-Za-z_][\w.:-]*(?:\s[^<>]*)?>"
-                          r"|(/)[A-Za-z_][\w.:-]*\s*>)")
-# where TEXT stops (a "<" that starts a tag of the format) and where VALUE_TEXT stops (one that starts any tag)
-_TEXT_STOP = re.compile(r"<(?=/?(?:calls?|tool|args)(?:[\s>/]|$))", re.I)
-_VALUE_STOP = re.compile(r"<(?=/?[A-Za-z_][\w.:-]*(?:\s[^<>]*)?/?>)")
-_BRACKET = re.compile(r"[<>]")
-# the format tags each parser state's lexer takes (the LALR states of xml_generic_call.lark, by where
-# they stand); a tag of the format outside its state's set is not lexed as one
-_FOLLOW_CALL = frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
-_TOP, _IN_CALLS = frozenset({_CALL_OPEN, _CALLS_OPEN}), frozenset({_CALL_OPEN, _CALLS_OPEN, _CALLS_CLOSE})
-(_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT, _K_ARGS, _K_ARGS_TEXT, _L_OPEN, _L_VALUE, _A) = range(9)
-_ALLOWED = {state: _FOLLOW_CALL | more for states, more in (
-    ((_K_OPEN, _K_TEXT), {_TOOL_OPEN, _ARGS_OPEN, _CALL_CLOSE}), ((_K_TOOL, _K_TOOL_TEXT), {_ARGS_OPEN, _CALL_CLOSE}),
-    ((_K_ARGS, _K_ARGS_TEXT), {_CALL_CLOSE}), ((_L_OPEN, _L_VALUE), {_TOOL_CLOSE, _ARGS_OPEN, _CALL_CLOSE}),
-    ((_A,), {_ARGS_CLOSE, _CALL_CLOSE})) for state in states}
-
-
-class _Tok(str):
-    """A token as the transformer reads it (Lark's ``Token`` has the same attributes)."""
-
-    type: str
-    start_pos: int
-    end_pos: int
-
-
-def _tok(kind: str, text: str, start: int, end: int) -> _Tok:
-    token = _Tok(text[start:end])
-    token.type, token.start_pos, token.end_pos = kind, start, end
-    return token
-
-
-def _lex(text: str, pos: int, tags: frozenset[int], elements: bool, values: bool) -> tuple[str, int, int]:
-    """The token at ``pos`` as the lexer of a state lexes it (``tags``: the format tags it takes;
-    ``elements``: it takes TAG_*; ``values``: VALUE_TEXT), highest priority first: (kind, kind of tag
-    (0: none), end); kind "" where no terminal it takes matches."""
-    if text[pos] == "<":
-        found = _FORMAT.match(text, pos)
-        if found is not None and found.lastindex in tags:
-            return _KINDS[found.lastindex], found.lastindex, found.end()  # type: ignore[return-value]
-        if elements:
-            element = _ELEMENT_TAG.match(text, pos)
-            if element is not None:
-                kind = "TAG_EMPTY" if element.group(1) else "TAG_CLOSE" if element.group(2) else "TAG_OPEN"
-                return kind, 0, element.end()
-        if not values or _VALUE_STOP.match(text, pos) is not None:  # no VALUE_TEXT here: TEXT, if anything
-            if _TEXT_STOP.match(text, pos) is not None:
-                return "", 0, pos
-            values = False
-    stop = (_VALUE_STOP if values else _TEXT_STOP).search(text, pos + 1)
-    return "VALUE_TEXT" if values else "TEXT", 0, stop.start() if stop is not None else len(text)
-
-
-def _scan_or_stop(text: str) -> XmlGenericTree | Stopped:
-    """The reply's tree as the grammar builds it (the grammar's tokens, its rules' items handed to its
-    transformer in the order Lark hands them), or where the grammar stops and where it can start over."""
-    tree = XmlGenericTree()
-    top: list[Any] = []  # the items of start
-    calls: list[Any] | None = None  # the items of the open <calls>
-    call: list[Any] | None = None  # the items of the open <call>
-    part: list[Any] | None = None  # the items of the open <tool> or <args>
-    state = _K_OPEN
-    last: tuple[bool, int, int] | None = None  # the last top-level item: is it text, start, end
-    before: tuple[bool, int, int] | None = None  # the one before the open top-level element
-    pos = 0
-    n = len(text)
-
-    def end_part() -> None:
-        nonlocal part, state
-        if part is not None and call is not None:
-            if state in (_L_OPEN, _L_VALUE):
-                call.append(tree.tool(part))
-                state = _K_TOOL
-            else:
-                call.append(tree.args(part))
-                state = _K_ARGS
-        part = None
-
-    def end_call(at: int) -> None:
-        nonlocal call, last
-        end_part()
-        if call is not None:
-            done = tree.call(call)
-            if calls is not None:
-                calls.append(done)
-            else:
-                top.append(done)
-                last = (False, call[0].start_pos, at)
-        call = None
-
-    def end_calls(at: int) -> None:
-        nonlocal calls, last
-        end_call(at)
-        if calls is not None:
-            tree.calls(calls)
-            top.append(None)
-            last = (False, calls[0].start_pos, at)
-        calls = None
-
-    while pos < n:
-        if call is None:
-            tags = _IN_CALLS if calls is not None else _TOP
-            kind, tag, end = _lex(text, pos, tags, False, False)
-        else:
-            kind, tag, end = _lex(text, pos, _ALLOWED[state], state == _A, state in (_A, _L_OPEN))
-        if not kind:  # no terminal of this state takes the text here
-            break
-        token = _tok(kind, text, pos, end)
-        if call is not None and part is not None:  # in <tool> or <args>
-            if (state == _A and kind[:4] == "TAG_") or (kind == "VALUE_TEXT" and state in (_A, _L_OPEN)):
-                part.append(token)
-                state = _L_VALUE if state == _L_OPEN else state
-                pos = end
-                continue
-            if tag == _TOOL_CLOSE or tag == _ARGS_CLOSE:
-                part.append(token)
-                end_part()
-                pos = end
-                continue
-            end_part()  # anything else ends the element (its closing tag missing)
-        if call is not None:
-            if kind == "TEXT" and state in (_K_OPEN, _K_TOOL, _K_ARGS):
-                call.append(token)
-                state += 1
-                pos = end
-                continue
-            if tag == _TOOL_OPEN and state in (_K_OPEN, _K_TEXT):
-                part, state = [token], _L_OPEN
-                pos = end
-                continue
-            if tag == _ARGS_OPEN and state in (_K_OPEN, _K_TEXT, _K_TOOL, _K_TOOL_TEXT):
-                part, state = [token], _A
-                pos = end
-                continue
-            if tag == _CALL_CLOSE:
-                call.append(token)
-                end_call(end)
-                pos = end
-                continue
-            end_call(pos)  # anything else follows the call (its closing tag missing)
-        if tag == _CALL_OPEN:
-            if calls is None:
-                before = last
-            call, state = [token], _K_OPEN
-        elif kind == "TEXT":
-            if calls is not None:
-                calls.append(token)
-            else:
-                top.append(token)
-                last = (True, pos, end)
-        elif tag == _CALLS_OPEN:
-            end_calls(pos)
-            before = last
-            calls = [token]
-        elif tag == _CALLS_CLOSE and calls is not None:
-            calls.append(token)
-            end_calls(end)
-        else:
-            break  # a token the grammar does not take here
-        pos = end
-    if pos < n:
-        opened = calls[0].start_pos if calls is not None else call[0].start_pos if call is not None else pos
-        context = before if (calls is not None or call is not None) else last
-        # the token as the grammar's root lexer has it, and what its patterns look at after it (up to the next
-        # "<" or ">": a stretch cut shorter could lex otherwise)
-        kind, _, stop = _lex(text, pos, frozenset(range(1, 9)), True, True)
-        stop = stop if kind else pos + 1
-        bracket = _BRACKET.search(text, stop + 1)  # (a lookahead at the token's end reads to the next bracket)
-        end = bracket.end() if bracket is not None else n
-        return Stopped(pos, end, top_level_resumes(context, opened), text[pos:stop])
-    end_calls(n) if calls is not None else end_call(n)
-    tree.start(top)
-    return tree
+    words = located_notes(text, notes)
+    return Extraction(tuple(calls), words or (() if calls else (_NONE_FOUND,)),
+                      bool(calls) and not words and only_fences("".join(tree.outside)))
 
 
 def _canonical(text: str) -> Extraction | None:
-    """Replies in the rendered shape: a row of <call> elements with plain-text arguments."""
+    """The fast path: a reply in the rendered shape — a row of <call> elements with plain-text arguments, prose
+    without the format's tags around it — read by two regular expressions; ``None`` for any other."""
     start = pos = text.find("<call>")
     calls: list[RawCall] = []
-    while pos >= 0:
-        found = _CANONICAL_CALL.match(text, pos)
-        if found is None:
-            break
+    while (found := _CANONICAL_CALL.match(text, pos) if pos >= 0 else None) is not None:
         arguments: dict[str, Any] = {}
         for key, raw in _CANONICAL_ARGUMENT.findall(found.group(2)):
             if key.lower() in RESERVED or key in arguments:
                 return None
-            raw = raw.strip()
-            arguments[key] = xml_unescape(raw) if "&" in raw else raw
-        name = found.group(1).strip()
-        calls.append(RawCall(xml_unescape(name) if "&" in name else name, arguments, found.span()))
+            arguments[key] = xml_unescape(raw.strip())
+        calls.append(RawCall(xml_unescape(found.group(1).strip()), arguments, found.span()))
         pos = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
-        if not text.startswith("<call>", pos):
-            break
-    return canonical_reply(text, start, calls[-1].span[1], calls, _RESERVED_TAG) if calls else None  # type: ignore[index]
+        pos = pos if text.startswith("<call>", pos) else -1
+    end = calls[-1].span[1] if calls else 0  # type: ignore[index]
+    if not calls or _RESERVED_TAG.search(text, 0, start) or _RESERVED_TAG.search(text, end):
+        return None
+    return Extraction(tuple(calls), (), only_fences(text[:start] + text[end:]))
 
 
-def _argument_element(key: str, value: Any, indent: str) -> str:
+def _argument_element(key: str, value: Any) -> str:
     body = xml_text(text_of(value))
     if _XML_NAME.fullmatch(key) and key.lower() not in RESERVED:
-        return f"{indent}<{key}>{body}</{key}>"
-    return f'{indent}<arg name="{xml_escape(key, attribute=True)}">{body}</arg>'
+        return f"    <{key}>{body}</{key}>"
+    return f'    <arg name="{xml_escape(key, attribute=True)}">{body}</arg>'
 
 
-class XmlGenericCall(TagFormat):
+class XmlGenericCall(Protocol):
     info = ProtocolInfo(id="xml_generic_call", name="<call><tool>..</tool><args>..</args></call>", text_values=True,
                         description="A <call> element per call: the tool in <tool>, each argument an element named "
                                     "after it in <args>; values are text.")
-    markup = "the XML"
-    tree, canonical, scan, extraction = XmlGenericTree, staticmethod(_canonical), staticmethod(_scan_or_stop), \
-        staticmethod(_from_tree)
+    closes_calls = True
+
+    def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
+        fast = _canonical(text)
+        if fast is not None:
+            return fast
+        if _RESERVED_TAG.search(text) is None:  # no tag of the format: the grammar's TEXT, nothing else
+            return Extraction((), (_NONE_FOUND,), False)
+        try:  # the grammar reads what the fast path does not within the reply's budget (seconds a megabyte)
+            GrammarBudget.of(limits).spend(self.info.id, text)
+        except GrammarFailure as refused:
+            return Extraction((), (f"the XML could not be read: {refused.describe()}",), False)
+        return self.by_grammar(text)
+
+    def by_grammar(self, text: str, tools: Toolset | None = None) -> Extraction:
+        """What the grammar reads of ``text``: the specification the fast path is held to, and the reader of
+        every reply it does not take."""
+        try:
+            return _from_tree(XmlGenericTree().transform(parse("xml_generic_call", text)), text)
+        except GrammarFailure as failure:
+            return Extraction((), (f"the XML could not be read: {failure.describe()}",), False)
+        except RecursionError:  # elements nested deeper than Python's stack
+            return Extraction((), ("the XML is nested too deeply to read",), False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join("\n".join(["<call>", f"  <tool>{xml_text(call.name)}</tool>", "  <args>",
-                                    *(_argument_element(key, value, "    ") for key, value in call.arguments.items()),
+                                    *(_argument_element(key, value) for key, value in call.arguments.items()),
                                     "  </args>", "</call>"]) for call in calls)
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
