@@ -56,52 +56,33 @@ _KEYWORDS = {"true": True, "false": False, "null": None}
 _RESERVED = frozenset({"true", "false", "null", "array"})
 
 
+#: one thing an E'...' string's body escapes: a doubled quote, or a backslash and what it escapes
+_E_ESCAPE = re.compile(r"''|\\(?:[0-7]{1,3}|x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
+_E_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _e_unescape(escape: re.Match[str]) -> str:
+    text = escape.group()
+    kind = text[1]  # (of "''", the quote)
+    if kind not in "01234567xuU":
+        return _E_SIMPLE.get(kind, kind)
+    if kind not in "xuU":
+        return chr(int(text[1:], 8))
+    if len(text) == 2:
+        raise Reject(f"a malformed \\{kind} escape")
+    code = int(text[2:], 16)
+    if code > 0x10FFFF:
+        raise Reject("an escape beyond Unicode")
+    return chr(code)
+
+
 def decode_e_string(token: str) -> str:
     r"""The text of a PostgreSQL ``E'...'`` string: backslash escapes and ``''``.
 
     >>> decode_e_string(r"E'a\nb\x41\'c''d'")
     "a\nbA'c'd"
     """
-    body = token[2:-1]
-    out: list[str] = []
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        if c == "'" and i + 1 < n and body[i + 1] == "'":
-            out.append("'")
-            i += 2
-            continue
-        if c != "\\" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
-        d = body[i + 1]
-        simple = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}.get(d)
-        if simple is not None:
-            out.append(simple)
-            i += 2
-        elif d in "01234567":
-            j = i + 1
-            while j < n and j < i + 4 and body[j] in "01234567":
-                j += 1
-            out.append(chr(int(body[i + 1:j], 8)))
-            i = j
-        elif d in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[d]
-            j = i + 2
-            while j < n and j < i + 2 + width and body[j] in "0123456789abcdefABCDEF":
-                j += 1
-            if j == i + 2 or (d != "x" and j != i + 2 + width):
-                raise Reject(f"a malformed \\{d} escape")
-            code = int(body[i + 2:j], 16)
-            if code > 0x10FFFF:
-                raise Reject("an escape beyond Unicode")
-            out.append(chr(code))
-            i = j
-        else:
-            out.append(d)
-            i += 2
-    return "".join(out)
+    return _E_ESCAPE.sub(_e_unescape, token[2:-1])
 
 
 class SqlValues(Literals):
