@@ -1,33 +1,22 @@
 """The code family's shared reader: calls written as code.
 
-Eight protocols write calls as code: five in Python's call syntax — ``python_call``,
-``python_list_call``, ``bfcl_python_list``, ``python_tag`` and ``bracket_call``, which share
-``grammars/python_values.lark`` — and ``sql_call``, ``graphql_call`` and ``sexpr_call`` with
-grammars of their own.  The grammar is each format's specification; this module holds the
-skeleton every format reads a reply with:
-
-* :func:`scan` finds a reply's candidates (a :class:`Reader` says where one starts) and reads
-  each once: by the format's fast reader, a hand-written reader of what models write that
-  declines anything else at once; else by the grammar (its brackets matched first by
-  :class:`Closer`, one pass over the reply for all candidates), which also says where a
-  malformed candidate stops; else by the format's recovery step, if it has one;
-* the Python formats' fast reader is :class:`PythonReader`, which reads what
-  ``python_values.lark`` reads; its recovery step, :func:`recover_calls`, is the same reader
-  with repairs allowed (a string holding raw line breaks or its own quotes unescaped, a set
-  literal), each repair noted on its call;
-* :class:`CodeFamily` turns what :func:`scan` found into an :class:`~.base.Extraction`: a reply
-  that is nothing but calls is the model's calls whatever their names; in running text, with a
-  toolset, only names of its tools count (:func:`resolve`, also to bind positional values,
-  :func:`bind`);
-* :class:`Budget` bounds what reading one reply may cost (candidates, heads, bracket-matching
-  steps, the recovery step's characters, the grammar's); past it a candidate is not read, and a
-  note says so.
+Eight protocols write calls as code: ``python_call``, ``python_list_call``, ``bfcl_python_list``,
+``python_tag`` and ``bracket_call`` in Python's syntax (``grammars/python_values.lark``), and
+``sql_call``, ``graphql_call`` and ``sexpr_call``.  Each format's grammar is its specification.
+:func:`scan` finds a reply's candidates (where a :class:`Reader` says one starts) and reads each
+once: by the format's fast path, a hand-written reader of what models write that declines
+anything else at once; else by the grammar (the candidate's brackets matched first by
+:class:`Closer`, one pass over the reply), which also says where a malformed candidate stops;
+else by the format's recovery step, if it has one.  The Python formats' fast path is
+:class:`PythonReader`; their recovery step (:func:`recover_calls`) is the same reader with
+repairs allowed, each noted.  :class:`CodeFamily` makes what :func:`scan` found an
+:class:`~.base.Extraction`, binding positional values to the tools' parameters (:func:`bind`).
+:class:`Budget` bounds what reading one reply may cost; past it a note says so.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
 import functools
 import json
 import math
@@ -44,9 +33,6 @@ from ..schema.toolset import Toolset
 from .base import Extraction, Protocol, RawCall
 from .duplicates import keys_twice, where
 from .reading import GrammarBudget, GrammarTooLong, strip_code_fence
-
-# ---------------------------------------------------------------------------------------------
-# what reading one reply may cost
 
 #: the :class:`~toolform_rules.limits.Limits` fields a reply's reading spends, in the order
 #: :class:`Budget` holds them
@@ -65,9 +51,8 @@ def caps(limits: Limits) -> tuple[int, ...]:
 
 
 class Budget:
-    """What reading one reply may still cost: :data:`CAPS` under the reply's ``limits``, spent as
-    it is read, and the reply's :class:`~.reading.GrammarBudget` (``grammar``, made when the
-    grammar first runs) for Lark.
+    """What reading one reply may still cost: :data:`CAPS` under ``limits``, spent as it is read,
+    and the reply's :class:`~.reading.GrammarBudget` for Lark (``grammar``, made when first asked).
 
     >>> budget = Budget()
     >>> budget.candidates, budget.grammar.left
@@ -83,13 +68,12 @@ class Budget:
 
     @property
     def grammar(self) -> GrammarBudget:
-        """The reply's budget for Lark."""
         if self.allowance is None:
             self.allowance = GrammarBudget.of(self.limits)
         return self.allowance
 
     def ast(self, text: str) -> bool:
-        """Spend what ``ast.parse`` costs on ``text``; ``False`` (nothing spent) when it is past the budget."""
+        """Spend what ``ast.parse`` costs on ``text``; ``False`` (nothing spent) past the budget."""
         cost = len(text) - len(text.translate(_SEPARATORS)) + 8  # its tokens: punctuation, quotes, white space
         if cost > self.ast_tokens:
             return False
@@ -97,7 +81,6 @@ class Budget:
         return True
 
 
-#: the characters that separate tokens (a long string literal holding none of them is one token)
 _SEPARATORS = dict.fromkeys(map(ord, "()[]{},:;=+-.'\" \t\r\n"))
 
 #: the Transformer methods' types (their names — list, dict, tuple — hide the builtins in the class)
@@ -107,39 +90,28 @@ Pair = Tuple[Any, Any]
 
 
 class Reject(Exception):
-    """A value outside what a reader reads (a fast reader declines; the grammar path fails)."""
+    """A text a reader does not read (a fast path declines; the grammar path fails)."""
 
 
 class CallSyntax:
     """A call as written: its name, its items (``(keyword or None, value)`` in order), the bare
-    words read as text (``unit=celsius``) and the span of text it came from.  A reader that read
-    keywords only, each once, may give them as ``arguments`` (a dict) instead of items.
-    ``notes``: what the recovery step repaired, for the caller.
+    words read as text (``unit=celsius``), the span of text it came from, and the notes of the
+    recovery step's repairs.
 
     >>> CallSyntax("f", [("a", 1)]).lenient, CallSyntax("f", [("unit", "celsius")], ["celsius"]).lenient
     (False, True)
     """
 
-    __slots__ = ("name", "written", "bare", "span", "arguments", "notes")
+    __slots__ = ("name", "items", "bare", "span", "notes")
 
-    def __init__(self, name: str, items: list[tuple[str | None, Any]] | None, bare: list[str] | None = None,
-                 span: tuple[int, int] | None = None, arguments: dict[str, Any] | None = None,
-                 notes: tuple[str, ...] = ()) -> None:
-        self.name, self.written, self.bare, self.span, self.arguments = name, items, bare or [], span, arguments
-        self.notes = notes
+    def __init__(self, name: str, items: list[tuple[str | None, Any]], bare: list[str] | None = None,
+                 span: tuple[int, int] | None = None, notes: tuple[str, ...] = ()) -> None:
+        self.name, self.items, self.bare, self.span, self.notes = name, items, bare or [], span, notes
 
     @property
     def lenient(self) -> bool:
-        """Whether the call was read with a liberty the format does not give: a bare word read as
-        text, or a repair (such a reply does not keep to the format)."""
+        """Whether the call was read with a liberty the format does not give (a bare word, a repair)."""
         return bool(self.bare or self.notes)
-
-    @property
-    def items(self) -> list[tuple[str | None, Any]]:
-        """``(keyword or None, value)`` in the order written."""
-        if self.written is None:
-            self.written = list((self.arguments or {}).items())
-        return self.written
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, CallSyntax) and (self.name, self.items, self.bare) ==
@@ -150,7 +122,7 @@ class CallSyntax:
 
 
 # ---------------------------------------------------------------------------------------------
-# Python string literals and numbers
+# values
 
 _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
                    "t": "\t", "v": "\v", "\n": ""}
@@ -161,13 +133,10 @@ _ESCAPE = re.compile(r"\\(?:[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA
 def _unescape(escape: re.Match[str]) -> str:
     text = escape.group()
     kind = text[1]
-    simple = _SIMPLE_ESCAPES.get(kind)
-    if simple is not None:
-        return simple
-    if kind in "01234567":
-        return chr(int(text[1:], 8))
+    if kind in _SIMPLE_ESCAPES or kind not in "01234567xuUN":
+        return _SIMPLE_ESCAPES.get(kind, text)  # an unknown escape keeps its backslash
     if kind not in "xuUN":
-        return text  # an unknown escape keeps its backslash
+        return chr(int(text[1:], 8))
     if len(text) == 2:
         raise Reject(f"a malformed \\{kind} escape")
     if kind == "N":
@@ -182,11 +151,8 @@ def _unescape(escape: re.Match[str]) -> str:
 
 
 def decode_python_string(token: str) -> str:
-    r"""The text of one Python string literal token, as Python reads it.
-
-    Prefixes ``r``/``u``; single, double and triple quotes; the escapes ``\n``, ``\t``,
-    ``\xhh``, ``\uXXXX``, ``\UXXXXXXXX``, ``\N{NAME}``, octal, line continuation; an unknown
-    escape keeps its backslash.  Line ends inside the literal become ``\n`` (as in a source file).
+    r"""The text of one Python string literal token, as Python reads it: ``r``/``u`` prefixes, any
+    quotes, every escape (an unknown one keeps its backslash); a line end is ``\n``.
 
     >>> decode_python_string(r'"a\tb\x41\N{BULLET}"'), decode_python_string(r"r'\d'"), decode_python_string(r"'\q'")
     ('a\tbA•', '\\d', '\\q')
@@ -207,7 +173,7 @@ _RADIX = frozenset("xXoObB")
 
 
 def to_number(text: str) -> int | float:
-    """A Python number token as int or float (``0x1F``, ``1_000``, ``007``, ``1e-07``).
+    """A Python number token as int or float.
 
     >>> to_number("0x1F"), to_number("1_000"), to_number("007"), to_number("1e-07")
     (31, 1000, 7, 1e-07)
@@ -218,8 +184,7 @@ def to_number(text: str) -> int | float:
 
 
 def json_number(text: str) -> int | float:
-    """A number as JSON, SQL, GraphQL and s-expressions write it: a float when it has a point or
-    an exponent (``-1.5e3``, ``1.``), else an int (``007`` is 7).
+    """A number as JSON, SQL, GraphQL and s-expressions write it (a float with a point or an exponent).
 
     >>> json_number("007"), json_number("-1.5e3"), json_number("1.")
     (7, -1500.0, 1.0)
@@ -228,8 +193,8 @@ def json_number(text: str) -> int | float:
 
 
 def scalar_literal(value: Any) -> str | None:
-    """A string, boolean, null or number as JSON writes it (a number not finite as a string,
-    which no syntax of the family has a literal for); ``None`` for other values.
+    """A string, boolean, null or number as JSON writes it (a number not finite as a string: no
+    syntax of the family has a literal for it); ``None`` for other values.
 
     >>> [scalar_literal(v) for v in ("a b", True, None, 7, 2.5, float("inf"), [1])]
     ['"a b"', 'true', 'null', '7', '2.5', '"inf"', None]
@@ -247,12 +212,46 @@ def scalar_literal(value: Any) -> str | None:
     return None
 
 
+def py_literal(value: Any, top: bool = True) -> str:
+    """``value`` as a Python literal that reads back exactly: a top-level string in double quotes
+    (JSON's escapes are Python's), nested values as ``repr`` writes them (a string ``repr`` would
+    escape as JSON writes it); infinity ``1e999``; NaN, which has no literal, the bare word ``nan``.
+
+    >>> print(py_literal('Acme, "Ltd"'), py_literal({"a": [1, True, None], "b": "it's"}))
+    "Acme, \\"Ltd\\"" {'a': [1, True, None], 'b': "it's"}
+    """
+    kind = type(value)
+    if kind is str:
+        plain = repr(value)  # Python's own form, as the reference nests them; JSON's when repr escapes
+        return plain if not top and "\\" not in plain else json.dumps(value, ensure_ascii=False)
+    if value is None or kind is bool or kind is int:
+        return repr(value)
+    if kind is float:
+        if math.isinf(value):
+            return "1e999" if value > 0 else "-1e999"
+        return "nan" if math.isnan(value) else repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k, False)}: {py_literal(v, False)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(py_literal(v, False) for v in value) + "]"
+    for base in (str, bool, int, float):  # a subclass: as its base
+        if isinstance(value, base):
+            return py_literal(base(value), top)
+    return py_literal(str(value), top)
+
+
+def python_call_text(call: ToolCall) -> str:
+    """``name(key=value, ...)`` for one call."""
+    arguments = ", ".join(f"{key}={py_literal(value)}" for key, value in dict(call.arguments or {}).items())
+    return f"{call.name}({arguments})"
+
+
 # ---------------------------------------------------------------------------------------------
 # the grammar path
 
 class Literals(Transformer):
-    """The rules every code format's grammar names alike: ``true``, ``false``, ``null``, ``list``
-    and a ``number`` as :func:`json_number` reads it.  Each format's transformer extends it."""
+    """The rules the code formats' grammars name alike (``true``, ``false``, ``null``, ``list``,
+    ``number``, ``pair``, ``positional``, ``arguments``); each format's transformer extends it."""
 
     def number(self, items: Items) -> int | float:
         return json_number(str(items[0]))
@@ -269,6 +268,14 @@ class Literals(Transformer):
     def list(self, items: Items) -> Items:
         return list(items)
 
+    arguments = list
+
+    def pair(self, items: Items) -> Pair:
+        return items[0], items[1]
+
+    def positional(self, items: Items) -> Pair:
+        return None, items[0]
+
 
 class _Bare(str):
     """A bare word standing for its own text (``unit=celsius``)."""
@@ -281,11 +288,8 @@ def _scalar_key(key: Any) -> Any:
 
 
 class PythonValues(Literals):
-    """A ``python_values.lark`` tree → Python values and :class:`CallSyntax` objects.
-
-    Tuples become lists (JSON has no tuples).  Each protocol's grammar gets a subclass
-    that reads its ``start`` rule.
-    """
+    """A ``python_values.lark`` tree → Python values and :class:`CallSyntax` objects (tuples as
+    lists); each protocol's grammar gets a subclass that reads its ``start`` rule."""
 
     def string(self, items: Items) -> str:
         return "".join(decode_python_string(str(t)) for t in items)
@@ -314,46 +318,23 @@ class PythonValues(Literals):
     def bare(self, items: Items) -> _Bare:
         return items[0] if type(items[0]) is _Bare else _Bare(str(items[0]))
 
-    def positional(self, items: Items) -> Pair:
-        return None, items[0]
-
     def keyword(self, items: Items) -> Pair:
         return str(items[0]), items[1]
-
-    def arguments(self, items: Items) -> Items:
-        return list(items)
 
     def call(self, items: Items) -> CallSyntax:
         arguments = items[1] if len(items) > 1 else []
         bare = [str(v) for _, v in arguments if type(v) is _Bare]
-        if bare:
-            arguments = [(k, str(v) if type(v) is _Bare else v) for k, v in arguments]
-        return CallSyntax(str(items[0]), arguments, bare)
+        return CallSyntax(str(items[0]), [(k, str(v) if type(v) is _Bare else v) for k, v in arguments], bare)
 
     def start(self, items: Items) -> Items:
         return [item for item in items if isinstance(item, CallSyntax)]
 
 
-def transform(transformer: Transformer, tree: Any, grammar: str) -> Any:
-    """``transformer.transform(tree)``, any failure in it a :class:`GrammarFailure`."""
-    try:
-        return transformer.transform(tree)
-    except RecursionError:
-        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply") from None
-    except Exception as err:  # Lark wraps a callback's error in its VisitError
-        orig = getattr(err, "orig_exc", err)
-        raise GrammarFailure(grammar, 1, 1, (), str(orig) or type(orig).__name__) from None
-
-
 def grammar_read(grammar: str, transformer: Transformer, text: str, budget: Budget | None = None,
                  span: tuple[int, int] | None = None) -> Any:
-    """Parse ``text`` (or ``text[span[0]:span[1]]``) with ``grammar`` and transform it (a
-    :class:`GrammarFailure` when it cannot).
-
-    The grammar reads what the fast readers could not, within the reply's
-    :class:`~.reading.GrammarBudget` (``budget.grammar``; without a ``budget``, the default
-    limits' for this one text).  A candidate past it is not given to the grammar, and the
-    failure (:class:`~.reading.GrammarTooLong`) says so.
+    """``text`` (or ``text[span[0]:span[1]]``) parsed by ``grammar`` and transformed, within the
+    reply's :class:`~.reading.GrammarBudget` (without a ``budget``, the default limits'); a
+    :class:`GrammarFailure` when it cannot be (:class:`~.reading.GrammarTooLong`: past the budget).
 
     >>> grammar_read("python_call", PythonValues(), "f(a=0x1F)")
     [CallSyntax('f', [('a', 31)], bare=[])]
@@ -365,60 +346,56 @@ def grammar_read(grammar: str, transformer: Transformer, text: str, budget: Budg
             raise GrammarTooLong(grammar, size, allowance.total, allowance.left, allowance.run_cost)
         text = text[span[0]:span[1]]
     allowance.spend(grammar, text)
-    return transform(transformer, parse(grammar, text), grammar)
+    tree = parse(grammar, text)
+    try:
+        return transformer.transform(tree)
+    except RecursionError:
+        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply") from None
+    except Exception as err:  # Lark wraps a callback's error in its VisitError
+        orig = getattr(err, "orig_exc", err)
+        raise GrammarFailure(grammar, 1, 1, (), str(orig) or type(orig).__name__) from None
 
 
 # ---------------------------------------------------------------------------------------------
 # Python calls read by hand: the fast path, and with repairs allowed, the recovery step
 
-#: what the grammar passes over between tokens: white space, line continuations, comments
-_G = r"(?:[ \t\f\r\n]++|\\\r?\n|#[^\n]*+)*+"  # (a comment runs to "\n", as the grammar's does)
+#: what the grammar passes over between tokens (a comment runs to "\n", as the grammar's does)
+_G = r"(?:[ \t\f\r\n]++|\\\r?\n|#[^\n]*+)*+"
 _GAP: Any = re.compile(_G)  # matches everywhere
-#: a name as the grammar's NAME has it
+#: the grammar's NAME; a call's name and "(", a keyword's name and "=" (group 1: the name)
 _N = r"[^\W\d]\w*+(?:[.\-]\w++)*+"
 _NAME = re.compile(_N)
-#: a call's name and its "(" (group 1: the name), a keyword argument's name and its "=" (not "==")
 _CALL = re.compile(f"({_N}){_G}\\({_G}")
 _KEYWORD = re.compile(f"({_N}){_G}=(?!=){_G}")
 #: what may follow an item: a "," (group 1) and the gaps around it (matches everywhere)
 _SEPARATOR: Any = re.compile(f"{_G}(,?){_G}")
 #: a gap before another string (Python joins strings written side by side)
 _JOINED = re.compile(_G + r"(?=[rRuU]?['\"])")
-#: a number as the grammar's NUMBER has it (the same alternatives in the same order, possessive)
+#: the grammar's NUMBER (the same alternatives in the same order) and STRING
 _NUMBER = re.compile(r"(?:\d(?:_?\d)*+)?+\.\d(?:_?\d)*+(?:[eE][+-]?\d(?:_?\d)*+)?+"
                      r"|\d(?:_?\d)*+\.(?:[eE][+-]?\d(?:_?\d)*+)?+|\d(?:_?\d)*+[eE][+-]?\d(?:_?\d)*+"
                      r"|0[xX](?:_?[0-9a-fA-F])++|0[oO](?:_?[0-7])++|0[bB](?:_?[01])++|\d(?:_?\d)*+")
-#: the words that are values
-_WORD_VALUES: dict[str, Any] = {"True": True, "true": True, "False": False, "false": False, "None": None,
-                                "null": None}
-#: a string literal as the grammar's STRING has it: an r/u prefix, then triple-quoted text (which
-#: may span lines) or quoted text on one line
 _STRING = re.compile(r'[rRuU]?+(?:"""(?:[^"\\]++|\\.|"(?!""))*+"""|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+\'\'\''
                      r'|"(?:[^"\\\n]++|\\.)*+"|\'(?:[^\'\\\n]++|\\.)*+\')', re.S)
-#: a string's opening: an r/u prefix and its quote
 _STRING_OPEN = re.compile(r"[rRuU]?+(?:'''|\"\"\"|'|\")")
-_PREFIXES = frozenset("rRuU")
-#: what a number starts with, and what may follow a value directly (no other string joined to it)
-_NUMBER_STARTS = frozenset("0123456789.")
+_WORD_VALUES: dict[str, Any] = {"True": True, "true": True, "False": False, "false": False, "None": None,
+                                "null": None}
+_PREFIXES, _NUMBER_STARTS = frozenset("rRuU"), frozenset("0123456789.")
+#: what may follow a value directly (so no string is joined to it)
 _AFTER_VALUE = frozenset(",)]}:")
-#: for the recovery step: a triple-quoted string's body as Python reads it, and a one-quote string's
-#: body up to the next quote of its kind not escaped (line ends included)
-_TRIPLE_BODY = {q: re.compile(rf"(?:[^{q[0]}\\]++|\\.|{q[0]}(?!{q[0]}{q[0]}))*+", re.S) for q in ("'''", '"""')}
+#: for repaired strings: a body up to the next quote of its kind not escaped (line ends included),
+#: a triple-quoted body as Python reads it, a line end no backslash escapes
 _BODY = {q: re.compile(rf"(?:[^{q}\\]++|\\.)*+", re.S) for q in "'\""}
-#: a line end in a string's body that no backslash escapes (Python refuses it in a '...' string)
+_TRIPLE_BODY = {q: re.compile(rf"(?:[^{q[0]}\\]++|\\.|{q[0]}(?!{q[0]}{q[0]}))*+", re.S) for q in ("'''", '"""')}
 _RAW_BREAK = re.compile(r"(?:[^\\\r\n]++|\\(?:\r\n|.))*+[\r\n]", re.S)
 _WS = r"[ \t\f\r\n]*+"
-#: what follows the quote ending a string that is a keyword argument's value: the next keyword
-#: argument, or the ")" closing the call (whatever follows it: in a list of calls, a call that
-#: ends too early leaves the list unread rather than misread); a positional value ends as a
-#: tuple's item does (a "," or the ")")
+#: what follows the quote ending a repaired string: for a keyword's value, the next keyword or the
+#: ")" closing the call (in a list of calls, a call that ends too early leaves the list unread
+#: rather than misread); for an item (a positional value's too), a "," or the closing bracket; for
+#: a dict's key, its ":"; for the first item in braces, any of them
 _ARGUMENT_END = re.compile(_WS + r"(?:,(?:" + _WS + r"[^\W\d]\w*+" + _WS + r"=(?!=)|" + _WS + r"\))|\))")
-#: what follows the quote ending an item of a list, tuple, set or dict (by its closing bracket),
-#: a dict's key, and the first item in braces (a key or a set's item)
 _ITEM_END = {close: re.compile(_WS + "[," + re.escape(close) + "]") for close in ")]}"}
-_KEY_END = re.compile(_WS + ":")
-_FIRST_IN_BRACES = re.compile(_WS + "[,:}]")
-#: a string starting after a gap, for a repaired string (Python joins adjacent strings)
+_KEY_END, _FIRST_IN_BRACES = re.compile(_WS + ":"), re.compile(_WS + "[,:}]")
 _NEXT_STRING = re.compile(_WS + r"[rRuU]?+['\"]")
 #: how deep the fast path reads (deeper values are the grammar's)
 FAST_DEPTH = 100
@@ -437,16 +414,14 @@ RECOVERY_SPENT = ("stopped reading calls that are not valid Python: what one rep
 
 class PythonReader:
     """Python calls read by hand, as ``grammars/python_values.lark`` reads them: one pass that never
-    looks back, each value dispatched on its first character.  Read from ``text`` up to ``limit``,
-    values nested at most ``max_depth`` deep; ``tail``: what may follow a list's calls before its
-    ``]`` (``bracket_call``'s ``→ result``).  A method reads from where a token starts (a gap
-    passed over) to just past what it read.
+    looks back, each value dispatched on its first character, in ``text`` up to ``limit``, at most
+    ``max_depth`` deep.  ``tail``: what may follow a list's calls before its ``]`` (``bracket_call``'s
+    ``→ result``).  A method reads from where a token starts to just past what it read.
 
-    ``allowed``: the repairs (:data:`RECOVERY_NOTES`) this reading may make — none for the fast
-    path, which declines (:class:`Reject`) whatever the grammar does not read; the recovery step
-    allows a set literal, and in a candidate that is not valid Python, raw line breaks and a
-    string's own quotes unescaped: such a quote ends the string only where the end of its
-    argument or item follows it.  Each call notes the repairs it needed.
+    ``allowed``: the repairs (:data:`RECOVERY_NOTES`) the reading may make.  The fast path allows
+    none: it declines (:class:`Reject`) what the grammar does not read.  The recovery step allows a
+    set literal, and in a candidate that is not valid Python, raw line breaks and a string's own
+    quotes unescaped (such a quote ends the string only where its argument or item ends).
 
     >>> PythonReader("f(1, a='x', b=[True, None], c={'k': -2.5})", 42).read(0, "call")[0]
     [CallSyntax('f', [(None, 1), ('a', 'x'), ('b', [True, None]), ('c', {'k': -2.5})], bare=[])]
@@ -468,13 +443,13 @@ class PythonReader:
     def at(self, pos: int, token: str) -> bool:
         return self.text.startswith(token, pos, self.limit)
 
-    def separator(self, pos: int, close: str) -> int:
-        """Past the "," after an item (and the gaps around it); :class:`Reject` unless one stands there
-        or ``close`` follows."""
+    def separator(self, pos: int, close: str, tail: Pattern[str] | None = None) -> int:
+        """Past the "," after an item; :class:`Reject` unless one stands there, or ``close`` (or ``tail``)
+        follows."""
         found = _SEPARATOR.match(self.text, pos, self.limit)
         pos = found.end()
         self.reach = max(self.reach, pos)
-        if not found.group(1) and not self.text.startswith(close, pos, self.limit):
+        if not (found.group(1) or self.at(pos, close) or tail is not None and tail.match(self.text, pos, self.limit)):
             raise Reject
         return pos  # type: ignore[no-any-return]
 
@@ -495,30 +470,24 @@ class PythonReader:
         while not self.at(pos, "]"):
             tail = self.tail.match(self.text, pos, self.limit) if calls and self.tail is not None else None
             if tail is not None:
-                pos = tail.end()
-                if not self.at(pos, "]"):
+                if not self.at(tail.end(), "]"):
                     raise Reject
-                break
+                return calls, tail.end() + 1
             call, pos = self.call(pos)
             calls.append(call)
-            pos = self.gap(pos)
-            if self.at(pos, ","):
-                pos = self.gap(pos + 1)
-            elif not self.at(pos, "]") and (self.tail is None or self.tail.match(self.text, pos, self.limit) is None):
-                raise Reject
+            pos = self.separator(pos, "]", self.tail)
         return calls, pos + 1
 
     def call(self, begin: int) -> tuple[CallSyntax, int]:
-        text, limit = self.text, self.limit
-        name = _CALL.match(text, begin, limit)  # ("True(" too: where a call stands, the grammar's NAME)
+        name = _CALL.match(self.text, begin, self.limit)  # ("True(" too: where a call stands, the grammar's NAME)
         if name is None:
             raise Reject
         self.taken = set()
         items: list[tuple[str | None, Any]] = []
         bare: list[str] = []
         pos = name.end()
-        while not text.startswith(")", pos, limit):
-            keyword = _KEYWORD.match(text, pos, limit)
+        while not self.at(pos, ")"):
+            keyword = _KEYWORD.match(self.text, pos, self.limit)
             if keyword is None or keyword.group(1) in _WORD_VALUES:
                 key, (value, pos) = None, self.value(pos, 0, _ITEM_END[")"])
             else:
@@ -527,17 +496,14 @@ class PythonReader:
                     value = str(value)
                     bare.append(value)
             items.append((key, value))
-            separator = _SEPARATOR.match(text, pos, limit)
-            pos = separator.end()
-            if not separator.group(1) and not text.startswith(")", pos, limit):
-                raise Reject
+            pos = self.separator(pos, ")")
         notes = tuple(note for what, note in RECOVERY_NOTES.items() if what in self.taken)
         self.used = self.used or bool(notes)
-        return CallSyntax(name.group(1), items, bare, (begin, pos + 1), notes=notes), pos + 1
+        return CallSyntax(name.group(1), items, bare, (begin, pos + 1), notes), pos + 1
 
     def value(self, pos: int, depth: int, end: Pattern[str], keyword: bool = False) -> tuple[Any, int]:
-        """The value at ``pos`` inside ``depth`` brackets, and where it ends; ``end`` says where a repaired
-        string may end, ``keyword`` whether a bare word may stand there."""
+        """The value at ``pos`` inside ``depth`` brackets and where it ends; ``end``: where a repaired
+        string may end; ``keyword``: whether a bare word may stand there."""
         text = self.text
         if pos > self.reach:
             self.reach = pos
@@ -575,23 +541,21 @@ class PythonReader:
         return value + more, pos
 
     def string(self, pos: int) -> tuple[str, int]:
-        """The string literal at ``pos`` as Python reads it, and where it ends."""
         token = _STRING.match(self.text, pos, self.limit)
         if token is None:
             raise Reject("an unclosed string")
         return decode_python_string(token.group()), token.end()
 
     def loose_string(self, pos: int, end: Pattern[str]) -> tuple[str, int]:
-        """The string literal at ``pos`` read with repairs: triple-quoted, as Python reads it; else a raw
-        line end is text, and a quote of its own kind ends it only where ``end`` (the end of the argument
-        or item) follows — or, the first such quote with no raw line end before it, where another string
-        follows (as Python reads ``'a' 'b'``); each other such quote is text.  Each quote is weighed
-        once, by a look that stops at the next quote: linear in the string's length."""
+        """A string read with repairs: triple-quoted, as Python reads it; else a raw line end is text, and
+        a quote of its own kind ends it only where ``end`` follows — or, the first such quote with no
+        raw line end before it, where another string follows (``'a' 'b'``); each other such quote is
+        text.  Each quote is weighed by a look that stops at the next: linear in the string's length."""
         text, limit = self.text, self.limit
         token = _STRING_OPEN.match(text, pos, limit).group()  # type: ignore[union-attr]  # at a string
         quote, start = token.lstrip("rRuU"), pos + len(token)
         if len(quote) == 3:
-            close = _TRIPLE_BODY[quote].match(text, start, limit).end()  # type: ignore[union-attr]  # matches everywhere
+            close = _TRIPLE_BODY[quote].match(text, start, limit).end()  # type: ignore[union-attr]
             self.reach = max(self.reach, close)
             if not text.startswith(quote, close, limit):
                 raise Reject("an unclosed string")
@@ -614,12 +578,11 @@ class PythonReader:
         return decode_python_string(token + raw + quote), close + 1
 
     def listed(self, pos: int, depth: int, keyword: bool) -> tuple[list[Any], int]:
-        """A list, from its "["."""
         return self.items(self.gap(pos + 1), "]", depth, [])
 
     def items(self, pos: int, close: str, depth: int, out: list[Any]) -> tuple[list[Any], int]:
-        """The items of a list, tuple or set up to its ``close``: from the first (``out`` empty), or
-        from the "," after the first (in ``out``)."""
+        """The items of a list, tuple or set up to ``close``: from the first, or (``out`` holding the
+        first) from the "," after it."""
         end = _ITEM_END[close]
         if not out:
             if self.at(pos, close):
@@ -674,16 +637,14 @@ class PythonReader:
 #: the readers of the values that open with a bracket, by that bracket
 _CONTAINERS: dict[str, Callable[[PythonReader, int, int, bool], tuple[Any, int]]] = {
     "[": PythonReader.listed, "(": PythonReader.parenthesised, "{": PythonReader.braces}
-
-
-#: what the readers raise on a text they cannot read (besides :class:`Reject`)
+#: what the readers raise on a text they cannot read
 _UNREADABLE = (Reject, ValueError, OverflowError, RecursionError, MemoryError)
 
 
 def read_python(text: str, begin: int, end: int, shape: str, tail: Pattern[str] | None = None
                 ) -> tuple[list[CallSyntax], int] | None:
     """The fast path: the calls at ``begin`` (``shape``: ``"call"`` or ``"list"``) read by
-    :class:`PythonReader` within ``text[:end]``, and where they end; ``None`` where it declines.
+    :class:`PythonReader` in ``text[:end]``, and where they end; ``None`` where it declines.
 
     >>> read_python("Use f(a='x', n=[1, 2]) now.", 4, 27, "call")
     ([CallSyntax('f', [('a', 'x'), ('n', [1, 2])], bare=[])], 22)
@@ -695,8 +656,8 @@ def read_python(text: str, begin: int, end: int, shape: str, tail: Pattern[str] 
 
 
 def fast_python(text: str, shape: str = "call", tail: Pattern[str] | None = None) -> list[CallSyntax] | None:
-    """The calls of ``text`` (one call, or a list of calls, and white space around it) as the fast
-    path reads them; ``None`` where it declines (the grammar decides).
+    """The calls of ``text`` (a call, or a list of calls, with white space around) as the fast path
+    reads them; ``None`` where it declines (the grammar decides).
 
     >>> fast_python("[f(a=0x1F), g('x', *())]", "list") is None, fast_python(" f(a=0x1F) ")
     (True, [CallSyntax('f', [('a', 31)], bare=[])])
@@ -704,27 +665,6 @@ def fast_python(text: str, shape: str = "call", tail: Pattern[str] | None = None
     begin = len(text) - len(text.lstrip())
     read = read_python(text, begin, len(text), shape, tail)
     return read[0] if read is not None and not text[read[1]:].strip() else None
-
-
-def calls_making_up(text: str, read_at: Callable[[str, int], "tuple[CallSyntax, int] | None"],
-                    space: Pattern[str], start: int = 0) -> list[CallSyntax] | None:
-    """The calls making up all of ``text`` from ``start``, each read by ``read_at(text, pos)`` (the
-    call and where it ends, or ``None``) and spanned, ``space`` between them; ``None`` unless every
-    piece is a call (and there is one).  A format's fast reader of whole texts, for its tests.
-
-    >>> calls_making_up("a b", lambda t, p: (CallSyntax(t[p], []), p + 1) if t[p].isalpha() else None, re.compile(" *"))
-    [CallSyntax('a', [], bare=[]), CallSyntax('b', [], bare=[])]
-    """
-    calls: list[CallSyntax] = []
-    pos = start
-    while pos < len(text):
-        one = read_at(text, pos)
-        if one is None:
-            return None
-        one[0].span = (pos, one[1])
-        calls.append(one[0])
-        pos = space.match(text, one[1]).end()  # type: ignore[union-attr]  # matches everywhere
-    return calls or None
 
 
 def _valid_python(text: str) -> bool:
@@ -741,14 +681,14 @@ def recover_calls(text: str, begin: int, end: int, budget: Budget, notes: list[s
                   closed_at: int | None = None, tail: Pattern[str] | None = None
                   ) -> tuple[list[CallSyntax], int] | None:
     r"""The recovery step, for a candidate the fast path and the grammar refused: its calls read by
-    :class:`PythonReader` with repairs, each call noting them (:data:`RECOVERY_NOTES`), and where the
-    candidate ends; ``None`` when it needs no repair or one not forgiven (the grammar's failure stands).
+    :class:`PythonReader` with repairs, each noting them, and where it ends; ``None`` when it needs
+    no repair or one not allowed (the grammar's failure stands).
 
-    ``shape``: ``"call"`` or ``"list"`` (``tail`` allowed before its "]").  ``closed_at``: where the
+    ``shape``: ``"call"`` or ``"list"`` (``tail`` allowed before its "]"); ``closed_at``: where the
     bracket matcher closed the candidate (``None``: never).  A set literal is repaired anywhere; raw
-    line breaks and unescaped quotes only in a candidate that is not valid Python (it never closes,
-    or ``ast.parse`` refuses it).  It reads at most what is left of ``budget.recovery``
-    (:attr:`~toolform_rules.limits.Limits.reply_recovery_chars`) and spends what it looked at.
+    line breaks and unescaped quotes only where the candidate is not valid Python (it never closes,
+    or ``ast.parse`` refuses it).  It reads at most ``budget.recovery`` characters, and spends
+    what it looked at.
 
     >>> text = "[exec(command='cat > f.py << EOF\nprint(1)\nEOF'), bash(command='sed -n '3,4p' f.py')]"
     >>> calls, end = recover_calls(text, 0, len(text), Budget(), [], "list")
@@ -794,16 +734,14 @@ LIST_HEAD = re.compile(r"\[[ \t\r\n]*+(?=[^\W\d][\w.\-]*+\()")
 #: a complete Python string literal (the prefix is not needed to find its end)
 PY_STRING = re.compile(r'"""(?:[^"\\]++|\\.|"(?!""))*+"""|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+\'\'\'|'
                        r'"(?:[^"\\\r\n]++|\\.)*+"|\'(?:[^\'\\\r\n]++|\\.)*+\'', re.S)
-#: a "(" that may end a name (a C search for "(", then a look back): right after a name's first
-#: character, or one more, or after three or more name characters — the rest is looked at in
-#: Python; "9(", "-(" and such are passed over in C
+#: a "(" that may end a name, found by a C search and a look back: after a name's first character,
+#: or one more, or three or more name characters ("9(", "-(" and such are passed over in C)
 _OPEN_AFTER_NAME = re.compile(r"\((?<=[\w.\-]\()(?:(?<=[^\W\d]\()|(?<=[^\W\d][\w.\-]\()|(?<=[\w.\-]{3}\())")
 #: the last character of a window that is not a name character
 _NAME_BREAK = re.compile(r"[^\w.\-](?=[\w.\-]*+\Z)")
-#: a name as the grammar's NAME has it (after any leading "." and "-") and its "(", from where
-#: its run of name characters starts
+#: a NAME (after any leading "." and "-") and its "(", from where its run of name characters
+#: starts; the same, ending a window
 _NAME_AT = re.compile(r"[.\-]*+([^\W\d]\w*+(?:[.\-]\w++)*+)\(")
-#: the same, at the start of a run of name characters and ending a window (at its "(")
 _HEAD_END = re.compile(r"(?<![\w.\-])[.\-]*+([^\W\d]\w*+(?:[.\-]\w++)*+)\(\Z")
 
 #: what a head iterator gives: where the candidate begins, its opening bracket, and the name it
@@ -813,15 +751,11 @@ Head = Tuple[int, int, "str | None"]
 
 
 class Heads:
-    """The heads of ``pattern``'s matches in ``text[start:end]``, in order (``head`` makes a
-    :data:`Head` of a match; by default the match's start, twice): each one C search from where
-    the last match began (a pattern's lookarounds do the checking, so nothing is looked at twice
-    in Python).  :meth:`skip_to` jumps past a candidate that was read.  ``first``, if given, is
-    tried at ``start`` before the search (for a head that a pattern beginning with a literal
-    cannot see there, such as a line's first character at the start of the text).
-
-    A pattern should begin with a literal or a character class (not a lookbehind): Python's
-    engine then jumps to the places it can match in a C loop, many times faster.
+    """The heads of ``pattern``'s matches in ``text[start:end]`` (``head`` makes a :data:`Head` of
+    a match; by default its start, twice), each found by one C search from where the last began
+    (a pattern should begin with a literal or a class, not a lookbehind: the search then jumps in
+    C).  :meth:`skip_to` jumps past a candidate read; ``first`` is tried at ``start`` first (a
+    head a pattern beginning with a literal cannot see there).
 
     >>> [h for h in Heads("a [f(1)] [g(2)]", LIST_HEAD)]
     [(2, 2, None), (9, 9, None)]
@@ -854,31 +788,22 @@ class Heads:
         return self.head(m) if self.head is not None else (m.start(), m.start(), None)
 
 
-class CallHeads:
-    """The heads of each ``name(`` in ``text[start:end]``: a name as the grammar's ``NAME`` has it
-    (letters, digits, ``_``, inner ``.`` and ``-``, not starting with a digit; leading ``.`` and
-    ``-`` not part of it) directly before a ``(``, the whole run of name characters before the
-    ``(`` (from ``start`` on) making it up.  Each ``(`` is found by a C search (one that passes
-    over every ``(`` with no name character before it, when the first is such); the name by one
-    search of the few characters before it (a window doubling in size for a longer run, so a name
-    is read once).  A ``(`` after name characters that make no name (``9(``) gives
+class CallHeads(Heads):
+    """The heads of each ``name(`` in ``text[start:end]``: a NAME (leading ``.`` and ``-`` not part
+    of it) directly before a ``(``, the whole run of name characters before it making it up.  Each
+    ``(`` is found by a C search; the name by a search of a window before it, doubling for a longer
+    run (so a name is read once).  A ``(`` after name characters that make no name (``9(``) gives
     ``(-1, open, None)``.
 
     >>> list(CallHeads("x f(1) .g.h(2) 9k(3) (4) é(5)"))
     [(2, 3, 'f'), (8, 11, 'g.h'), (-1, 17, None), (25, 26, 'é')]
     """
 
-    __slots__ = ("text", "start", "pos", "end")
+    __slots__ = ("start",)
 
     def __init__(self, text: str, start: int = 0, end: int | None = None) -> None:
-        self.text, self.start, self.pos = text, start, start
-        self.end = len(text) if end is None else end
-
-    def __iter__(self) -> "CallHeads":
-        return self
-
-    def skip_to(self, pos: int) -> None:
-        self.pos = max(self.pos, pos)
+        super().__init__(text, _OPEN_AFTER_NAME, start, end)
+        self.start = start
 
     def __next__(self) -> Head:
         text, start = self.text, self.start
@@ -906,77 +831,52 @@ class CallHeads:
             width *= 2
 
 
-def match_close(text: str, open_pos: int, quoting: "Quoting | None" = None) -> int:
-    """The index just past the bracket that closes the one at ``open_pos`` (-1 if it never closes).
-
-    Brackets inside string literals do not count; a quote that opens no complete string
-    is an apostrophe in prose and is skipped.  One pass from ``open_pos``.
-
-    >>> match_close('f(a=")", b=[1, (2)]) tail', 1)
-    20
-    """
-    return Closer(text, quoting or PY_QUOTING).close(open_pos)
-
-
 class Quoting:
-    """How a syntax writes strings, for the bracket matcher.
-
-    ``string`` matches a complete literal at a quote; ``quotes`` are the characters that may
-    open one, and ``prefixes`` the letters that may stand right before one of them as part of
-    the literal, by quote (SQL's ``E'...'``: ``{"'": "eE"}``); ``bodies`` maps each opening token
-    (quote, or prefix and quote) to a pattern matching as far as a literal opened there reads,
-    closed or not.  Each string pattern must be such that when a literal opened at a quote cannot
-    be read, no literal opened by the same token further on within that reach can (the quote there
-    was escaped, or doubled) — or one that can holds only quotes.  That lets the matcher skip those
-    quotes instead of reading each to the end of the text again (which made ``'\'\'\'...`` quadratic).
+    """How a syntax writes strings, for the bracket matcher: ``string`` matches a complete literal;
+    ``quotes`` may open one, and ``prefixes`` (by quote) may stand right before one as part of it
+    (SQL's ``E'...'``); ``bodies`` maps each opening token to a pattern matching as far as a literal
+    opened there reads, closed or not.  Where a literal opened at a quote cannot be read, none opened
+    by the same token within that reach may be (or it holds only quotes): so those quotes are
+    skipped, not each read again to the end of the text (``'\\'\\'\\'...`` was quadratic).
     """
 
-    __slots__ = ("string", "stops", "opens", "bodies", "prefixes")
+    __slots__ = ("string", "stops", "bodies", "prefixes")
 
     def __init__(self, string: re.Pattern[str], quotes: str, bodies: dict[str, str],
                  prefixes: dict[str, str] | None = None) -> None:
         self.string, self.prefixes = string, prefixes or {}
-        stops = "()\\[\\]{}" + re.escape(quotes)
-        # a character class first: the search jumps to the next stop in a C loop
-        self.stops = re.compile("[" + stops + "]")
-        # opening brackets with nothing but text between them (no close, no quote): one step
-        self.opens = re.compile(r"[(\[{](?:[^" + stops + r"]*+[(\[{])*+")
+        self.stops = re.compile("[()\\[\\]{}" + re.escape(quotes) + "]")  # a class: the search jumps in C
         self.bodies = {token: re.compile(body, re.S) for token, body in bodies.items()}
 
-
-_OPEN = re.compile(r"[(\[{]")
-_CLOSES = re.compile(r"[)\]}]++")
 
 #: Python's quoting (single-line strings escape with a backslash; triple-quoted ones span lines)
 PY_QUOTING = Quoting(PY_STRING, "\"'", {"'": r"'(?:[^'\\\r\n]++|\\.)*+", '"': r'"(?:[^"\\\r\n]++|\\.)*+'})
 
-#: what Closer.close answers for a bracket it could not match within the reply's budget
+#: what Closer.close answers for a bracket it could not match within the reply's budget, and the note's words
 UNREAD = -2
-#: the note's words when that happens
 SCAN_SPENT = "its brackets were not matched within what one reply may cost (Limits.reply_scan_steps)"
 
 
 class Closer:
     """Where each bracket of a text closes, found lazily in one pass over the text.
 
-    The first question about a bracket scans from it to its close (or the end of the
-    text) and records every bracket met on the way; questions about those are answered
-    from the record.  So however many candidates a reply has, its text is scanned once.
-    A run of brackets is one step (a C search and a slice of the stack), a string literal
-    one step, a quote that opens none one step and never read again; the steps are spent
-    from ``budget.scan``, and a bracket whose close was not reached when it ran out is
-    :data:`UNREAD`.
+    The first question about a bracket scans from it to its close (or the end of the text),
+    recording every bracket met on the way; later questions about those are answered from the
+    record, so the text is scanned once however many candidates ask.  A bracket, a string literal
+    and a quote that opens none are one step each, spent from ``budget.scan``; a bracket whose
+    close the scan did not reach within it is :data:`UNREAD`.
+
+    >>> Closer('f(a=")", b=[1, (2)]) tail').close(1)
+    20
     """
 
-    __slots__ = ("text", "quoting", "budget", "region", "table", "unclosed", "dead", "gave_up")
+    __slots__ = ("text", "quoting", "budget", "region", "table", "dead", "gave_up")
 
     def __init__(self, text: str, quoting: Quoting = PY_QUOTING, budget: Budget | None = None) -> None:
         self.text, self.quoting = text, quoting
         self.budget = budget if budget is not None else Budget()
-        self.region = (0, 0)
+        self.region = (0, 0)  # what the scans read: a bracket in it that they did not meet lies in a string
         self.table: dict[int, int] = {}
-        # per scan that ended with brackets open: their runs' starts and ends, and the answer for them
-        self.unclosed: list[tuple[list[int], list[int], int]] = []
         # by quote token: (p, q) where one at p opened no readable string, so none in (p, q) does
         self.dead: dict[str, tuple[int, int]] = {}
         self.gave_up = False
@@ -984,41 +884,16 @@ class Closer:
     def close(self, open_pos: int) -> int:
         """Just past the bracket closing the one at ``open_pos``; -1 if it never closes (or
         ``open_pos`` lay inside a string of an earlier scan); :data:`UNREAD` past the budget."""
-        known = self.known(open_pos)
-        if known is not None:
-            return known
-        if not self.text.startswith(("(", "[", "{"), open_pos):
-            return -1
-        if self.gave_up:
-            return UNREAD
-        runs, pos = self.scan(open_pos)
-        answer = UNREAD if self.gave_up else -1
-        if runs:
-            self.unclosed.append(([run[0] for run in runs], [run[1] for run in runs], answer))
-            if not self.gave_up:
-                pos = len(self.text)
-        self.region = (open_pos, pos)
-        return self.table.get(open_pos, answer)
-
-    def known(self, open_pos: int) -> int | None:
-        """The answer an earlier scan recorded for ``open_pos``, if one did."""
         known = self.table.get(open_pos)
         if known is not None:
             return known
-        for starts, ends, answer in self.unclosed:
-            i = bisect.bisect_right(starts, open_pos) - 1
-            if i >= 0 and open_pos < ends[i]:
-                return answer
-        return -1 if self.region[0] <= open_pos < self.region[1] else None
-
-    def scan(self, open_pos: int) -> tuple[list[list[Any]], int]:
-        """Scan from ``open_pos`` until its bracket closes, the text ends or the budget does; the
-        brackets still open (as runs ``[first, end, positions]``: the positions listed when a close first
-        reaches the run), and where the scan stopped."""
-        text, search = self.text, self.quoting.stops.search
-        runs: list[list[Any]] = []
-        pos = open_pos
-        steps = self.budget.scan
+        if self.region[0] <= open_pos < self.region[1] or not self.text.startswith(("(", "[", "{"), open_pos):
+            return -1
+        if self.gave_up:
+            return UNREAD
+        text, search, table = self.text, self.quoting.stops.search, self.table
+        opened: list[int] = []
+        pos, steps = open_pos, self.budget.scan
         while True:
             if steps <= 0:
                 self.gave_up = True
@@ -1028,58 +903,26 @@ class Closer:
             if m is None:
                 break
             start = m.start()
-            c = text[start]
-            if c in "([{":
-                pos = self.quoting.opens.match(text, start).end()  # type: ignore[union-attr]  # at an opener
-                runs.append([start, pos, None])
-            elif c in ")]}":
-                pos = _CLOSES.match(text, start).end()  # type: ignore[union-attr]  # at a closer
-                at, steps = self.pair(runs, start, pos, steps)
-                if not runs:
-                    pos = at
+            if text[start] in "([{":
+                opened.append(start)
+            elif text[start] in ")]}":
+                table[opened.pop()] = start + 1
+                if not opened:
+                    pos = start + 1
                     break
             else:
                 pos = self.past_quote(start, pos)
+                continue
+            pos = start + 1
         self.budget.scan = steps
-        return runs, pos
-
-    def pair(self, runs: list[list[Any]], at: int, stop: int, steps: int) -> tuple[int, int]:
-        """Close the innermost open brackets by the closers in ``text[at:stop]``, recording each; where
-        the pairing stopped, and the steps left."""
-        text = self.text
-        while runs and at < stop:
-            run = runs[-1]
-            opened = run[2]
-            if opened is None:
-                first, end = run[0], run[1]
-                if end - first <= 16:  # short: look at each character
-                    opened = [i for i in range(first, end) if text[i] in "([{"]
-                elif (text.count("(", first, end) + text.count("[", first, end)
-                      + text.count("{", first, end)) == end - first:
-                    opened = range(first, end)  # only brackets: their positions in one object
-                else:
-                    opened = [o.start() for o in _OPEN.finditer(text, first, end)]
-                    steps -= len(opened) // 16  # listing them is work too
-                run[2] = opened
-            k = len(opened)
-            n = min(stop - at, k)
-            # the run's last n opens close at at, at+1, ...: innermost first
-            self.table.update(zip(reversed(opened[k - n:]), range(at + 1, at + n + 1)))
-            if type(opened) is list:
-                del opened[k - n:]  # in place: closing a long run one by one stays linear
-            else:
-                opened = run[2] = opened[:k - n]  # a range's slice costs nothing
-            at += n
-            if opened:
-                run[1] = opened[-1] + 1
-            else:
-                runs.pop()
-        return at, steps
+        answer = UNREAD if self.gave_up else -1
+        table.update(dict.fromkeys(opened, answer))
+        self.region = (open_pos, len(text) if opened and not self.gave_up else pos)
+        return table.get(open_pos, answer)
 
     def past_quote(self, start: int, pos: int) -> int:
-        """Where the scan goes on after the quote at ``start`` (``pos``: where this step began): past the
-        string it opens, or past the quote alone (an apostrophe; noted, so that no quote it makes
-        unreadable is read again)."""
+        """Where the scan goes on after the quote at ``start``: past the string it opens, or past the
+        quote alone (an apostrophe; noted, so that no quote it makes unreadable is read again)."""
         text, c = self.text, self.text[start]
         token = c
         if start > pos and text[start - 1] in self.quoting.prefixes.get(c, ""):
@@ -1097,8 +940,9 @@ class Closer:
         return start + 1
 
 
+
 # ---------------------------------------------------------------------------------------------
-# binding calls to tools: the one place the family consults the toolset
+# binding calls to tools, and the text around them
 
 def resolve(name: str, tools: Toolset | None) -> tuple[Tool | None, str]:
     """The tool ``name`` stands for, and the name to report: a dotted prefix the toolset does
@@ -1122,13 +966,6 @@ def resolve(name: str, tools: Toolset | None) -> tuple[Tool | None, str]:
     return None, name
 
 
-def parameter_order(tool: Tool | None) -> list[str]:
-    """The tool's parameter names in declaration order (where positional arguments go)."""
-    if tool is None:
-        return []
-    return [p.name for p in tool.parameters.properties]
-
-
 def bind(call: CallSyntax, tool: Tool | None, notes: list[str], name: str | None = None) -> dict[str, Any]:
     """The call's arguments as a mapping: keywords by name; positional values by the tool's
     parameter order (``_pos0``, ``_pos1``, … when there is no tool, no parameter left or the
@@ -1139,7 +976,8 @@ def bind(call: CallSyntax, tool: Tool | None, notes: list[str], name: str | None
     {'_pos0': 'Acme', 'term_months': 12}
     """
     name = call.name if name is None else name
-    order = parameter_order(tool) if any(k is None for k, _ in call.items) else []
+    positional = any(k is None for k, _ in call.items)
+    order = [p.name for p in tool.parameters.properties] if tool is not None and positional else []
     named = {k for k, _ in call.items if k is not None}
     arguments: dict[str, Any] = {}
     index = 0
@@ -1160,22 +998,13 @@ def bind(call: CallSyntax, tool: Tool | None, notes: list[str], name: str | None
 
 #: what may stand between (and around) the calls of a reply that keeps to the format
 BLANK = re.compile(r"[ \t\r\n;]*+")
-
-
-#: the rest of a word that a bounded slice cut, and a run of white space
-_WORD_REST = re.compile(r"\S*+")
-_SPACE_RUN = re.compile(r"\s*+")
-
-
+_WORD = re.compile(r"\S++")
 def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] = BLANK, start: int = 0,
             end: int | None = None, keep: int = 256) -> str:
     r"""What ``text[start:end]`` holds outside ``spans`` (sorted, disjoint), each run of white space
-    one space, its first words only once they pass ``keep`` characters (it is quoted in a note, a
-    few dozen characters); empty when each stretch between them is only what ``between`` matches.
-
-    A word ends where a span begins.  The words are split and joined in C, from slices bounded
-    by what is still wanted (a megabyte of prose is not split into words), and the text cut at
-    the first space from ``keep`` on: the words up to the one that takes the length past it.
+    one space, only its words up to the one passing ``keep`` characters (it is quoted in a note);
+    empty when each stretch between them is only what ``between`` matches.  A word ends where a
+    span begins.
 
     >>> outside("f(); x\n  g()", [(0, 3), (9, 12)]), outside("f(); g()", [(0, 3), (5, 8)])
     ('; x', '')
@@ -1193,26 +1022,11 @@ def outside(text: str, spans: Iterable[tuple[int, int]], between: Pattern[str] =
         gaps.append((pos, end))
     if all(between.fullmatch(text, first, last) for first, last in gaps):
         return ""
-    words: list[str] = []
-    length = -1  # of the words joined by single spaces
-    for first, last in gaps:
-        pos = first
-        while pos < last and length <= keep:
-            cut = min(last, pos + keep - length + 1)  # room for what is still wanted, and a space
-            piece = text[pos:cut].split()
-            if not piece:  # white space only: pass over the rest of it at once
-                pos = _SPACE_RUN.match(text, cut, last).end()  # type: ignore[union-attr]  # matches anywhere
-                continue
-            if cut < last and not text[cut - 1].isspace():  # the slice cut a word: read it whole
-                rest = _WORD_REST.match(text, cut, last)
-                piece[-1] += rest.group()  # type: ignore[union-attr]  # matches anywhere
-                cut = rest.end()  # type: ignore[union-attr]
-            words += piece
-            length += sum(map(len, piece)) + len(piece)
-            pos = cut
-        if length > keep:
+    joined = ""
+    for word in (word.group() for first, last in gaps for word in _WORD.finditer(text, first, last)):
+        joined = f"{joined} {word}" if joined else word
+        if len(joined) > keep:  # (a megabyte of prose is not split into words)
             break
-    joined = " ".join(words)
     stop = joined.find(" ", keep)
     return joined if stop < 0 else joined[:stop]
 
@@ -1230,15 +1044,10 @@ def leftover_note(rest: str, what: str = "the calls") -> str:
 # the reading skeleton
 
 class Reader:
-    """How one kind of candidate is found and read: the hooks of :func:`scan`.
-
-    A format subclasses it: :meth:`heads` says where candidates start, :meth:`read_at` is the
-    fast reader (the calls of a well-formed candidate and where it ends, found without bracket
-    matching; ``None`` for anything else), :meth:`read_slow` reads what it declined (by default
-    the grammar, within the reply's budget; a :class:`GrammarFailure` says where it stops).
-    :meth:`recover` is the recovery step for what the grammar refused (by default none).
-    The class attributes say how a candidate that cannot be read is taken.
-    """
+    """How one kind of candidate is found and read: the hooks of :func:`scan`.  :meth:`heads` says
+    where candidates start; :meth:`read_at` is the fast path (``None`` for what it declines);
+    :meth:`read_slow` the grammar, :meth:`recover` the recovery step (by default none).  The class
+    attributes say how a candidate that cannot be read is taken."""
 
     #: the grammar a candidate is read with at last, and its transformer
     grammar = "python_call"
@@ -1256,12 +1065,11 @@ class Reader:
     #: (what follows may lie inside it)
     gives_up = False
 
-    def heads(self, text: str, start: int, end: int) -> "Heads | CallHeads":
-        """Where the candidates of ``text[start:end]`` start."""
+    def heads(self, text: str, start: int, end: int) -> Heads:
         raise NotImplementedError
 
     def read_at(self, text: str, begin: int, open_pos: int, end: int) -> tuple[list[CallSyntax], int] | None:
-        """The fast reader: the calls of the candidate at ``begin`` and where it ends, or ``None``."""
+        """The calls of the candidate at ``begin`` and where it ends, found without bracket matching."""
         return None
 
     def stop_after(self, text: str, close: int, end: int) -> int:
@@ -1274,14 +1082,11 @@ class Reader:
 
     def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
                 notes: list[str]) -> tuple[list[CallSyntax], int] | None:
-        """The recovery step, once :meth:`read_slow` failed on the candidate at ``begin``
-        (``closed_at``: where its brackets close, ``None`` if they never do): its calls, each
-        noting what was repaired, and where it ends; ``None`` (the default: no such step) leaves the
-        failure standing.  ``notes``: the reply's, for a limit reached."""
+        """Once :meth:`read_slow` failed on the candidate at ``begin`` (``closed_at``: where its brackets
+        close, if they do): its calls repaired, and where it ends; ``None`` leaves the failure standing."""
         return None
 
     def where(self, begin: int) -> str:
-        """The candidate at ``begin``, in a note."""
         return f"the {self.unit} at character {begin}"
 
 
@@ -1305,8 +1110,8 @@ class Scan:
 
 
 class _Candidate:
-    """One candidate's reading, past the fast reader: the bracket matcher (one for the whole text),
-    the grammar, the recovery step.  ``halt``: the last failure ends the scan."""
+    """A candidate's reading past the fast path: the bracket matcher (one for the whole text), the
+    grammar, the recovery step.  ``halt``: the last failure ends the scan."""
 
     __slots__ = ("reader", "text", "end", "budget", "notes", "fast_only", "closer", "halt")
 
@@ -1317,8 +1122,8 @@ class _Candidate:
         self.halt = False
 
     def read(self, begin: int, open_pos: int) -> tuple[list[CallSyntax] | None, int, str]:
-        """The calls of the candidate at ``begin`` and where it ends; or ``None``, where to go on
-        from (-1: the next head) and why it could not be read."""
+        """The calls of the candidate at ``begin`` and where it ends; or ``None``, where to go on from
+        (-1: the next head) and why it could not be read."""
         reader, text = self.reader, self.text
         read = reader.read_at(text, begin, open_pos, self.end)
         if read is not None:
@@ -1346,15 +1151,10 @@ class _Candidate:
 
 def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Toolset | None = None, *,
          start: int = 0, end: int | None = None, gate: bool = False, fast_only: bool = False) -> Scan:
-    """The candidates of ``text[start:end]`` (where ``reader.heads`` says), each read once.
-
-    A candidate is read by ``reader.read_at``, which needs no bracket matching; only when that
-    declines are its brackets matched (one :class:`Closer` for the whole text: it is scanned
-    once, however many candidates ask) and ``reader.read_slow`` reads it; what that refuses
-    goes to ``reader.recover``, the recovery step (``fast_only``: neither runs, the candidate is
-    not read).  ``gate``: with ``tools``, a candidate whose name no tool has is passed over,
-    unread (prose is full of ``word(...)``).  ``budget`` bounds the heads and candidates looked
-    at; past it, a note says so.
+    """The candidates of ``text[start:end]`` (where ``reader.heads`` says), each read once: by the
+    fast path, else (``fast_only``: not) by the grammar, else by the recovery step.  ``gate``: with
+    ``tools``, a candidate whose name no tool has is passed over, unread (prose is full of
+    ``word(...)``).  ``budget`` bounds the heads and candidates looked at; past it a note says so.
 
     >>> found = scan(PythonCalls(), "Use f(a=1), then g(x=[1, 2]).", Budget(), [])
     >>> [(c.name, c.items) for c in found.calls], found.spans
@@ -1390,8 +1190,7 @@ def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Too
                 heads.skip_to(stop)
             continue
         for call in calls:
-            if call.span is None:
-                call.span = (begin, stop)
+            call.span = call.span or (begin, stop)
         found.calls.extend(calls)
         found.spans.append((begin, stop))
         covered = stop
@@ -1400,13 +1199,12 @@ def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Too
 
 
 class CodeFamily(Protocol):
-    """A protocol of the code family: a reply (without a code fence around it) read by
-    :func:`scan` with the format's :attr:`reader`, its calls bound to their tools (:meth:`finish`).
+    """A protocol of the code family: a reply (without a code fence around it) read by :func:`scan`
+    with the format's :attr:`reader`, its calls bound to their tools (:meth:`finish`).
 
     Where a reply may be nothing but calls (:meth:`alone`), every call in it counts whatever its
-    name; once it proves to hold running text, only names of the toolset's tools do (the reader's
-    heads that name something).  Compliant: calls, nothing but :attr:`between` around them, no
-    candidate that could not be read, no bare word read as text.
+    name; once it proves to hold running text, only names of the toolset's tools do.  Compliant:
+    calls, nothing but :attr:`between` around them, no candidate unread, no bare word read as text.
     """
 
     closes_calls = True
@@ -1419,9 +1217,8 @@ class CodeFamily(Protocol):
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         body, offset, _ = strip_code_fence(text)
-        budget = Budget(limits)
         notes: list[str] = []
-        found = self.read_candidates(self.reader, body, tools, budget, notes)
+        found = self.read_candidates(self.reader, body, tools, Budget(limits), notes)
         if found.calls and found.rest:
             notes.append(leftover_note(found.rest, self.read_what))
         compliant = bool(found.calls) and not found.rest and not found.failures and not any(c.lenient for c in found.calls)
@@ -1448,10 +1245,7 @@ class CodeFamily(Protocol):
         if not alone or found.rest or found.failures or any(c.lenient for c in found.calls):
             self._in_prose(found, tools, alone, text, start, end)
         if found.failures and note_failures:
-            if reader.every_failure:
-                notes.extend(note for _, note in found.failures)
-            else:
-                notes.append(found.failures[0][1])
+            notes.extend(note for _, note in found.failures[:None if reader.every_failure else 1])
         if not found.calls and found.skipped:
             notes.append("no call to a known tool; ignored: " + ", ".join(self.shown(name) for name in found.skipped))
         return found
@@ -1481,18 +1275,16 @@ class CodeFamily(Protocol):
     def finish(self, found: Sequence[CallSyntax], tools: Toolset | None, notes: list[str],
                offset: int = 0) -> tuple[RawCall, ...]:
         """The found calls as :class:`RawCall` objects, spans shifted by ``offset``: keywords as
-        written; positional values bound to the tool's parameters (:func:`resolve`, :func:`bind`);
-        a dotted prefix the toolset does not know dropped."""
+        written; positional values bound to the tool's parameters (:func:`bind`); a dotted prefix the
+        toolset does not know dropped (:func:`resolve`)."""
         calls = []
         for call in found:
-            name, arguments, tool = call.name, call.arguments, None
+            name, tool = call.name, None
+            arguments: dict[str, Any] | None = dict(cast("list[tuple[str, Any]]", call.items))
             twice: tuple[str, ...] = ()
-            if arguments is None:
-                items = call.items
-                arguments = dict(cast("list[tuple[str, Any]]", items))  # a None key is looked for next
-                if None in arguments or len(arguments) != len(items):
-                    arguments = None  # positional values, or a keyword given twice: bound below
-                    twice = tuple(where((), key) for key in keys_twice(item for item in items if item[0] is not None))
+            if None in arguments or len(arguments) != len(call.items):  # positional values, or a keyword twice
+                arguments = None
+                twice = tuple(where((), key) for key in keys_twice(item for item in call.items if item[0] is not None))
             if arguments is None or "." in name:
                 tool, name = resolve(name, tools)
                 if name != call.name:
@@ -1511,14 +1303,7 @@ class CodeFamily(Protocol):
 
 def call_names(tools: Toolset | Iterable[Any] | None) -> list[str]:
     """Tool names for an instruction's example (``tool_name`` when none are known)."""
-    if tools is None:
-        return []
-    names = []
-    for tool in tools:
-        name = getattr(tool, "name", None)
-        if isinstance(name, str):
-            names.append(name)
-    return names
+    return [tool.name for tool in tools or () if isinstance(getattr(tool, "name", None), str)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1530,8 +1315,7 @@ PY_BETWEEN = re.compile(r"(?:[ \t\r\n;]++|#[^\r\n]*+)*+")
 
 class PythonCalls(Reader):
     """Python calls ``name(...)`` in a text: the fast path (:func:`read_python`), else
-    ``python_call``'s grammar (which reads calls outside any list, bracket or marker), else the
-    recovery step (:func:`recover_calls`)."""
+    ``python_call``'s grammar, else the recovery step (:func:`recover_calls`)."""
 
     quoting = PY_QUOTING
 
@@ -1553,9 +1337,8 @@ class PythonCalls(Reader):
 
 
 class PythonLists(Reader):
-    """Bracketed lists of Python calls ``[f(...), g(...)]``: the fast path (:func:`read_python`),
-    else the format's grammar, else the recovery step (:func:`recover_calls`).  ``tail``: what may
-    follow the calls before the ``]``."""
+    """Bracketed lists of Python calls ``[f(...), g(...)]``: the fast path (:func:`read_python`), else
+    the format's grammar, else the recovery step.  ``tail``: what may follow the calls before the ``]``."""
 
     quoting = PY_QUOTING
     unit = "bracketed calls"
@@ -1588,62 +1371,34 @@ class PythonFamily(CodeFamily):
     def alone(self, text: str, start: int, end: int) -> bool:
         return text.endswith((")", ";"), start, end) and CALL_START.match(text, start, end) is not None
 
-    def read_lists(self, lists: PythonLists, body: str, tools: Toolset | None, budget: Budget,
-                   notes: list[str]) -> Scan:
-        """The bracketed lists of calls in ``body``; their calls' spans are the calls', the scan's
-        spans the lists'."""
+    #: for a protocol whose calls stand in bracketed lists: the note on calls found outside any
+    unlisted = ""
+
+    def listed(self, found: Scan, notes: list[str]) -> bool:
+        """Whether the lists ``found`` keep to the format (noting what does not)."""
+        return bool(found.calls) and not found.failures and not any(c.lenient for c in found.calls)
+
+    def read_lists(self, lists: PythonLists, body: str, tools: Toolset | None, limits: Limits,
+                   offset: int = 0) -> Extraction:
+        """A reply whose calls stand in bracketed lists: the lists' calls; where there are none, its
+        calls outside any list (:attr:`unlisted`)."""
+        budget = Budget(limits)
+        notes: list[str] = []
         found = scan(lists, body, budget, notes, tools)
         found.rest = outside(body, found.spans, self.between)
         notes.extend(note for _, note in found.failures)
-        return found
-
-
-# ---------------------------------------------------------------------------------------------
-# writing Python literals
-
-def py_literal(value: Any, top: bool = True) -> str:
-    """``value`` as a Python literal that reads back exactly.
-
-    A top-level string is written with double quotes (JSON escapes are Python escapes);
-    nested values as Python's ``repr``, except a string ``repr`` would escape, which is
-    written as JSON writes it.  Infinity is ``1e999``; NaN has no literal and is
-    written as the bare word ``nan`` (it reads back as text).
-
-    >>> print(py_literal('Acme, "Ltd"'), py_literal({"a": [1, True, None], "b": "it's"}))
-    "Acme, \\"Ltd\\"" {'a': [1, True, None], 'b': "it's"}
-    """
-    kind = type(value)
-    if kind is str:
-        if top:
-            return json.dumps(value, ensure_ascii=False)
-        plain = repr(value)  # Python's own form, as the reference nests them; JSON's when repr escapes
-        return plain if "\\" not in plain else json.dumps(value, ensure_ascii=False)
-    if value is None or kind is bool or kind is int:
-        return repr(value)
-    if kind is float:
-        if math.isinf(value):
-            return "1e999" if value > 0 else "-1e999"
-        return "nan" if math.isnan(value) else repr(value)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{py_literal(k, False)}: {py_literal(v, False)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(py_literal(v, False) for v in value) + "]"
-    for base in (str, bool, int, float):  # a subclass: as its base
-        if isinstance(value, base):
-            return py_literal(base(value), top)
-    return py_literal(str(value), top)
-
-
-def python_call_text(call: ToolCall) -> str:
-    """``name(key=value, ...)`` for one call."""
-    arguments = ", ".join(f"{key}={py_literal(value)}" for key, value in dict(call.arguments or {}).items())
-    return f"{call.name}({arguments})"
+        keeps = bool(found.spans) and self.listed(found, notes)
+        if not found.spans:
+            found = self.read_candidates(self.reader, body, tools, budget, notes)
+            if found.calls:
+                notes.append(self.unlisted)
+        return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), keeps)
 
 
 __all__ = ["BLANK", "CALL_START", "CAPS", "FAST_DEPTH", "LIST_HEAD", "PY_BETWEEN", "PY_QUOTING", "PY_STRING",
            "RECOVERY_NOTES", "RECOVERY_SPENT", "SCAN_SPENT", "UNREAD", "Budget", "CallHeads", "CallSyntax", "Closer",
            "CodeFamily", "Head", "Heads", "Items", "Literals", "Object", "Pair", "PythonCalls", "PythonFamily",
            "PythonLists", "PythonReader", "PythonValues", "Quoting", "Reader", "Reject", "Scan", "bind", "call_names",
-           "calls_making_up", "caps", "decode_python_string", "fast_python", "grammar_read", "json_number", "leftover_note",
-           "match_close", "outside", "parameter_order", "py_literal", "python_call_text", "read_python",
-           "recover_calls", "resolve", "scalar_literal", "scan", "to_number", "transform"]
+           "caps", "decode_python_string", "fast_python", "grammar_read", "json_number", "leftover_note", "outside",
+           "py_literal", "python_call_text", "read_python", "recover_calls", "resolve", "scalar_literal", "scan",
+           "to_number"]

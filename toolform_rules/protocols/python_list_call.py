@@ -20,7 +20,7 @@ from ..calls import ToolCall
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import Budget, PythonFamily, PythonLists, PythonValues, call_names, leftover_note, python_call_text
+from .code_family import PythonFamily, PythonLists, PythonValues, Scan, call_names, leftover_note, python_call_text
 from .reading import strip_code_fence
 
 EMPTY_LIST = re.compile(r"\[[ \t\r\n]*+\]")
@@ -40,25 +40,20 @@ class PythonListCall(PythonFamily):
     )
     lists = PythonLists("python_list_call", PythonListValues)
 
+    unlisted = "the calls are not in a bracketed list"
+
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         body, offset, _ = strip_code_fence(text)
         if EMPTY_LIST.fullmatch(body):
             return Extraction((), (NO_CALL,), True)
-        budget = Budget(limits)
-        notes: list[str] = []
-        found = self.read_lists(self.lists, body, tools, budget, notes)
-        if found.spans:
-            if len(found.spans) > 1:
-                notes.append(f"the reply holds {len(found.spans)} lists of calls where one was expected; all were read")
-            if found.rest:
-                notes.append(leftover_note(found.rest, "the list"))
-            compliant = (len(found.spans) == 1 and not found.rest and not found.failures
-                         and not any(c.lenient for c in found.calls))
-            return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), compliant)
-        found = self.read_candidates(self.reader, body, tools, budget, notes)
-        if found.calls:
-            notes.append("the calls are not in a bracketed list")
-        return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), False)
+        return self.read_lists(self.lists, body, tools, limits, offset)
+
+    def listed(self, found: Scan, notes: list[str]) -> bool:
+        if len(found.spans) > 1:
+            notes.append(f"the reply holds {len(found.spans)} lists of calls where one was expected; all were read")
+        if found.rest:
+            notes.append(leftover_note(found.rest, "the list"))
+        return len(found.spans) == 1 and not found.rest and super().listed(found, notes)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "[" + ", ".join(python_call_text(c) for c in calls) + "]"

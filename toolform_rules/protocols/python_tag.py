@@ -34,7 +34,7 @@ def _object_call(obj: Any) -> CallSyntax | None:
     found = call_from_object(obj)
     if found is None:
         return None
-    return CallSyntax(found[0], None, arguments=found[1])
+    return CallSyntax(found[0], list(found[1].items()))
 
 
 class PythonTagValues(PythonValues):

@@ -1,10 +1,9 @@
 """sql_call: ``SELECT tool(arg => 'value', n => 3);`` — PostgreSQL named-argument calls.
 
 Grammar: ``grammars/sql_call.lark``.  Each ``SELECT name(`` (or ``CALL name(``, ``SELECT *
-FROM name(``) in the reply starts a candidate running to its closing parenthesis and an
-optional ``;`` (quotes respected, one pass).  A candidate is read by the fast path — one
-compiled, non-backtracking pattern per argument for the plain form (``name => 'text'``,
-numbers, ``TRUE``/``FALSE``/``NULL``) — and by the grammar when anything else appears.
+FROM name(``) in the reply starts a candidate, read by the fast path (one compiled pattern per
+argument of the plain form: ``name => 'text'``, numbers, ``TRUE``/``FALSE``/``NULL``), and by
+the grammar (to its closing parenthesis and an optional ``;``) when anything else appears.
 
 Objects and arrays are written as JSON text in a string, so values are typed from the
 tool's schema after parsing (``text_values``): ``'{"a": 1}'`` becomes an object where the
@@ -24,8 +23,8 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Pair, Quoting, Reader, Reject, call_names,
-                          calls_making_up, json_number)
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Quoting, Reader, Reject, call_names,
+                          json_number)
 from .values import unquote
 
 #: where a statement starts: SELECT/CALL, an optional "* FROM", the function's name and "("
@@ -51,7 +50,6 @@ _FAST_ARG = re.compile(
 #: the end of a statement after its ")": its ";" (white space before it too), or nothing
 _FAST_TAIL: Any = re.compile(r"(?:\s*+;)?")  # matches everywhere
 _CAST = re.compile(r"\s*+::")
-_SPACE: Any = re.compile(r"\s*+")  # matches everywhere
 _KEYWORDS = {"true": True, "false": False, "null": None}
 _RESERVED = frozenset({"true", "false", "null", "array"})
 
@@ -97,8 +95,7 @@ class SqlValues(Literals):
     def dq_string(self, items: Items) -> str:
         return unquote(str(items[0]).replace('""', '\\"'))
 
-    def array(self, items: Items) -> Items:
-        return list(items)
+    array = Literals.list
 
     def cast(self, _: Items) -> None:
         return None
@@ -115,14 +112,7 @@ class SqlValues(Literals):
     def quoted_key(self, items: Items) -> str:
         return str(items[0])[1:-1].replace('""', '"')
 
-    def named(self, items: Items) -> Pair:
-        return items[0], items[1]
-
-    def positional(self, items: Items) -> Pair:
-        return None, items[0]
-
-    def arguments(self, items: Items) -> Items:
-        return list(items)
+    named = Literals.pair
 
     def call(self, items: Items) -> CallSyntax:
         arguments = next((i for i in items[1:] if isinstance(i, list)), [])
@@ -170,21 +160,6 @@ def fast_statement_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
     if _CAST.match(text, pos) is not None:
         return None  # a cast after the call: the grammar's
     return CallSyntax(name, items), _FAST_TAIL.match(text, pos).end()
-
-
-def fast_statement(text: str) -> CallSyntax | None:
-    """One plain statement making up all of ``text`` (``None`` otherwise).
-
-    >>> fast_statement("SELECT f(a => 'x', n => -2.5);")
-    CallSyntax('f', [('a', 'x'), ('n', -2.5)], bare=[])
-    """
-    one = fast_statement_at(text, 0)
-    return one[0] if one is not None and _SPACE.match(text, one[1]).end() == len(text) else None
-
-
-def fast_statements(text: str) -> list[CallSyntax] | None:
-    """The statements making up all of ``text``, each with its span (``None`` unless all are plain)."""
-    return calls_making_up(text, fast_statement_at, _SPACE)
 
 
 def sql_literal(value: Any) -> str:
