@@ -19,11 +19,19 @@ from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, decode_python_string, fast_python,
-                                                  grammar_read, py_literal)
+from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, decode_python_string, grammar_read,
+                                                  py_literal, read_python)
 from toolform_rules.grammar import GrammarFailure
 
 P = get_protocol("python_call")
+
+
+def fast_python(text: str, shape: str = "call"):
+    """The calls of ``text`` (a call, or a list of calls, white space around it) as the fast path
+    reads them; ``None`` where it declines (the grammar decides)."""
+    begin = len(text) - len(text.lstrip())
+    read = read_python(text, begin, len(text), shape)
+    return read[0] if read is not None and not text[read[1]:].strip() else None
 
 
 def grammar_calls(text: str, shape: str = "call"):

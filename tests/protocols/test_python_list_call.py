@@ -16,7 +16,7 @@ from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import fast_python, grammar_read
+from toolform_rules.protocols.code_family import grammar_read, read_python
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.bfcl_python_list import BfclListValues
 from toolform_rules.protocols.python_list_call import PythonListValues
@@ -59,7 +59,9 @@ def test_round_trip_bfcl(drawn, listing: Listing) -> None:
     toolset, calls = drawn
     assert_round_trip(listing.protocol, calls, toolset)
     text = listing.protocol.render_calls(calls)  # what we write is read by the fast path, as the grammar reads it
-    assert_calls(written(fast_python(text, "list")), written(listing.grammar_calls(text)), identical, context=text)
+    read = read_python(text, 0, len(text), "list")
+    assert read is not None and read[1] == len(text), text
+    assert_calls(written(read[0]), written(listing.grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -86,7 +88,7 @@ def test_the_fast_path_refuses_a_name_written_apart_as_the_grammar_does(listing:
     text = "[math .factorial(number=5)]"
     with pytest.raises(GrammarFailure):
         listing.grammar_calls(text)
-    assert fast_python(text, "list") is None
+    assert read_python(text, 0, len(text), "list") is None
 
 
 AGREE = [

@@ -1,17 +1,13 @@
 """The code family's shared reader: calls written as code.
 
-Eight protocols write calls as code: ``python_call``, ``python_list_call``, ``bfcl_python_list``,
-``python_tag`` and ``bracket_call`` in Python's syntax (``grammars/python_values.lark``), and
-``sql_call``, ``graphql_call`` and ``sexpr_call``.  Each format's grammar is its specification.
-:func:`scan` finds a reply's candidates (where a :class:`Reader` says one starts) and reads each
-once: by the format's fast path, a hand-written reader of what models write that declines
-anything else at once; else by the grammar (the candidate's brackets matched first by
-:class:`Closer`, one pass over the reply), which also says where a malformed candidate stops;
-else by the format's recovery step, if it has one.  The Python formats' fast path is
-:class:`PythonReader`; their recovery step (:func:`recover_calls`) is the same reader with
-repairs allowed, each noted.  :class:`CodeFamily` makes what :func:`scan` found an
-:class:`~.base.Extraction`, binding positional values to the tools' parameters (:func:`bind`).
-:class:`Budget` bounds what reading one reply may cost; past it a note says so.
+``python_call``, ``python_list_call``, ``bfcl_python_list``, ``python_tag`` and ``bracket_call``
+write calls in Python's syntax (``grammars/python_values.lark``); ``sql_call``, ``graphql_call``
+and ``sexpr_call`` in their own.  Each format's grammar is its specification.  :func:`scan` reads
+each candidate of a reply once: by the format's fast path (a hand-written reader of what models
+write, which declines anything else at once), else by the grammar (to where :class:`Closer`
+matches its brackets), else by the format's recovery step: for Python, :func:`recover_calls`,
+the fast path's :class:`PythonReader` with repairs allowed, each noted.  :class:`CodeFamily` makes
+what was found an :class:`~.base.Extraction`; :class:`Budget` bounds what a reply may cost.
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ from .base import Extraction, Protocol, RawCall
 from .duplicates import keys_twice, where
 from .reading import GrammarBudget, GrammarTooLong, strip_code_fence
 
-#: the :class:`~toolform_rules.limits.Limits` fields a reply's reading spends, in the order
-#: :class:`Budget` holds them
+#: the :class:`~toolform_rules.limits.Limits` fields a reply's reading spends, as :class:`Budget` holds them
 CAPS = ("reply_candidates", "reply_call_heads", "reply_scan_steps", "reply_ast_tokens", "reply_segments",
         "reply_recovery_chars")
 
@@ -94,9 +89,8 @@ class Reject(Exception):
 
 
 class CallSyntax:
-    """A call as written: its name, its items (``(keyword or None, value)`` in order), the bare
-    words read as text (``unit=celsius``), the span of text it came from, and the notes of the
-    recovery step's repairs.
+    """A call as written: its name, items (``(keyword or None, value)`` in order), the bare words
+    read as text (``unit=celsius``), the span it came from, and the notes of its repairs.
 
     >>> CallSyntax("f", [("a", 1)]).lenient, CallSyntax("f", [("unit", "celsius")], ["celsius"]).lenient
     (False, True)
@@ -109,13 +103,8 @@ class CallSyntax:
         self.name, self.items, self.bare, self.span, self.notes = name, items, bare or [], span, notes
 
     @property
-    def lenient(self) -> bool:
-        """Whether the call was read with a liberty the format does not give (a bare word, a repair)."""
+    def lenient(self) -> bool:  # read with a liberty the format does not give (a bare word, a repair)
         return bool(self.bare or self.notes)
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, CallSyntax) and (self.name, self.items, self.bare) ==
-                (other.name, other.items, other.bare))
 
     def __repr__(self) -> str:
         return f"CallSyntax({self.name!r}, {self.items!r}, bare={self.bare!r})"
@@ -213,9 +202,9 @@ def scalar_literal(value: Any) -> str | None:
 
 
 def py_literal(value: Any, top: bool = True) -> str:
-    """``value`` as a Python literal that reads back exactly: a top-level string in double quotes
-    (JSON's escapes are Python's), nested values as ``repr`` writes them (a string ``repr`` would
-    escape as JSON writes it); infinity ``1e999``; NaN, which has no literal, the bare word ``nan``.
+    """``value`` as a Python literal that reads back exactly: a top-level string as JSON writes it,
+    nested values as ``repr`` does (a string it would escape as JSON does); infinity ``1e999``;
+    NaN, which has no literal, the bare word ``nan``.
 
     >>> print(py_literal('Acme, "Ltd"'), py_literal({"a": [1, True, None], "b": "it's"}))
     "Acme, \\"Ltd\\"" {'a': [1, True, None], 'b': "it's"}
@@ -332,9 +321,8 @@ class PythonValues(Literals):
 
 def grammar_read(grammar: str, transformer: Transformer, text: str, budget: Budget | None = None,
                  span: tuple[int, int] | None = None) -> Any:
-    """``text`` (or ``text[span[0]:span[1]]``) parsed by ``grammar`` and transformed, within the
-    reply's :class:`~.reading.GrammarBudget` (without a ``budget``, the default limits'); a
-    :class:`GrammarFailure` when it cannot be (:class:`~.reading.GrammarTooLong`: past the budget).
+    """``text`` (or ``text[span[0]:span[1]]``) parsed by ``grammar`` and transformed within the
+    reply's :class:`~.reading.GrammarBudget`; a :class:`GrammarFailure` when it cannot be.
 
     >>> grammar_read("python_call", PythonValues(), "f(a=0x1F)")
     [CallSyntax('f', [('a', 31)], bare=[])]
@@ -413,15 +401,12 @@ RECOVERY_SPENT = ("stopped reading calls that are not valid Python: what one rep
 
 
 class PythonReader:
-    """Python calls read by hand, as ``grammars/python_values.lark`` reads them: one pass that never
+    """Python calls read by hand as ``grammars/python_values.lark`` reads them: one pass that never
     looks back, each value dispatched on its first character, in ``text`` up to ``limit``, at most
-    ``max_depth`` deep.  ``tail``: what may follow a list's calls before its ``]`` (``bracket_call``'s
-    ``→ result``).  A method reads from where a token starts to just past what it read.
-
-    ``allowed``: the repairs (:data:`RECOVERY_NOTES`) the reading may make.  The fast path allows
-    none: it declines (:class:`Reject`) what the grammar does not read.  The recovery step allows a
-    set literal, and in a candidate that is not valid Python, raw line breaks and a string's own
-    quotes unescaped (such a quote ends the string only where its argument or item ends).
+    ``max_depth`` deep; ``tail``: what may end a list (``bracket_call``'s ``→ result``).  A method
+    reads from where a token starts to just past what it read.  ``allowed``: the repairs
+    (:data:`RECOVERY_NOTES`) it may make — none for the fast path, which declines (:class:`Reject`)
+    what the grammar does not read.
 
     >>> PythonReader("f(1, a='x', b=[True, None], c={'k': -2.5})", 42).read(0, "call")[0]
     [CallSyntax('f', [(None, 1), ('a', 'x'), ('b', [True, None]), ('c', {'k': -2.5})], bare=[])]
@@ -655,18 +640,6 @@ def read_python(text: str, begin: int, end: int, shape: str, tail: Pattern[str] 
         return None
 
 
-def fast_python(text: str, shape: str = "call", tail: Pattern[str] | None = None) -> list[CallSyntax] | None:
-    """The calls of ``text`` (a call, or a list of calls, with white space around) as the fast path
-    reads them; ``None`` where it declines (the grammar decides).
-
-    >>> fast_python("[f(a=0x1F), g('x', *())]", "list") is None, fast_python(" f(a=0x1F) ")
-    (True, [CallSyntax('f', [('a', 31)], bare=[])])
-    """
-    begin = len(text) - len(text.lstrip())
-    read = read_python(text, begin, len(text), shape, tail)
-    return read[0] if read is not None and not text[read[1]:].strip() else None
-
-
 def _valid_python(text: str) -> bool:
     try:
         with warnings.catch_warnings():
@@ -681,14 +654,11 @@ def recover_calls(text: str, begin: int, end: int, budget: Budget, notes: list[s
                   closed_at: int | None = None, tail: Pattern[str] | None = None
                   ) -> tuple[list[CallSyntax], int] | None:
     r"""The recovery step, for a candidate the fast path and the grammar refused: its calls read by
-    :class:`PythonReader` with repairs, each noting them, and where it ends; ``None`` when it needs
-    no repair or one not allowed (the grammar's failure stands).
-
-    ``shape``: ``"call"`` or ``"list"`` (``tail`` allowed before its "]"); ``closed_at``: where the
-    bracket matcher closed the candidate (``None``: never).  A set literal is repaired anywhere; raw
-    line breaks and unescaped quotes only where the candidate is not valid Python (it never closes,
-    or ``ast.parse`` refuses it).  It reads at most ``budget.recovery`` characters, and spends
-    what it looked at.
+    :class:`PythonReader` with repairs (each noted), and where it ends; ``None`` when it needs none,
+    or one not allowed.  A set literal is repaired anywhere; raw line breaks and a string's own
+    quotes unescaped (such a quote ends the string only where its argument or item ends) only in a
+    candidate that is not valid Python (it never closes: ``closed_at`` is ``None``, or ``ast.parse``
+    refuses it).  It reads at most ``budget.recovery`` characters, and spends what it looked at.
 
     >>> text = "[exec(command='cat > f.py << EOF\nprint(1)\nEOF'), bash(command='sed -n '3,4p' f.py')]"
     >>> calls, end = recover_calls(text, 0, len(text), Budget(), [], "list")
@@ -751,11 +721,9 @@ Head = Tuple[int, int, "str | None"]
 
 
 class Heads:
-    """The heads of ``pattern``'s matches in ``text[start:end]`` (``head`` makes a :data:`Head` of
-    a match; by default its start, twice), each found by one C search from where the last began
-    (a pattern should begin with a literal or a class, not a lookbehind: the search then jumps in
-    C).  :meth:`skip_to` jumps past a candidate read; ``first`` is tried at ``start`` first (a
-    head a pattern beginning with a literal cannot see there).
+    """The heads of ``pattern``'s matches in ``text[start:end]`` (``head`` makes a :data:`Head` of a
+    match; by default its start, twice), each one C search (a pattern should begin with a literal or
+    a class: the search then jumps in C); ``first`` is tried at ``start`` first.
 
     >>> [h for h in Heads("a [f(1)] [g(2)]", LIST_HEAD)]
     [(2, 2, None), (9, 9, None)]
@@ -789,11 +757,9 @@ class Heads:
 
 
 class CallHeads(Heads):
-    """The heads of each ``name(`` in ``text[start:end]``: a NAME (leading ``.`` and ``-`` not part
-    of it) directly before a ``(``, the whole run of name characters before it making it up.  Each
-    ``(`` is found by a C search; the name by a search of a window before it, doubling for a longer
-    run (so a name is read once).  A ``(`` after name characters that make no name (``9(``) gives
-    ``(-1, open, None)``.
+    """The heads of each ``name(`` in ``text[start:end]``, the whole run of name characters before a
+    ``(`` making a NAME (leading ``.`` and ``-`` aside): each ``(`` found by a C search, the name by a
+    search of a window before it, doubling for a longer run; ``9(`` gives ``(-1, open, None)``.
 
     >>> list(CallHeads("x f(1) .g.h(2) 9k(3) (4) é(5)"))
     [(2, 3, 'f'), (8, 11, 'g.h'), (-1, 17, None), (25, 26, 'é')]
@@ -832,12 +798,10 @@ class CallHeads(Heads):
 
 
 class Quoting:
-    """How a syntax writes strings, for the bracket matcher: ``string`` matches a complete literal;
-    ``quotes`` may open one, and ``prefixes`` (by quote) may stand right before one as part of it
-    (SQL's ``E'...'``); ``bodies`` maps each opening token to a pattern matching as far as a literal
-    opened there reads, closed or not.  Where a literal opened at a quote cannot be read, none opened
-    by the same token within that reach may be (or it holds only quotes): so those quotes are
-    skipped, not each read again to the end of the text (``'\\'\\'\\'...`` was quadratic).
+    """How a syntax writes strings, for the bracket matcher: ``string`` matches a literal, opened by
+    one of ``quotes`` (a prefix in ``prefixes`` before it is part of it: SQL's ``E'``); ``bodies``
+    (by opening) match as far as a literal reads, closed or not — where one cannot be read, none
+    opened alike within that reach can (or it holds only quotes), so those quotes are not read again.
     """
 
     __slots__ = ("string", "stops", "bodies", "prefixes")
@@ -858,13 +822,10 @@ SCAN_SPENT = "its brackets were not matched within what one reply may cost (Limi
 
 
 class Closer:
-    """Where each bracket of a text closes, found lazily in one pass over the text.
-
-    The first question about a bracket scans from it to its close (or the end of the text),
-    recording every bracket met on the way; later questions about those are answered from the
-    record, so the text is scanned once however many candidates ask.  A bracket, a string literal
-    and a quote that opens none are one step each, spent from ``budget.scan``; a bracket whose
-    close the scan did not reach within it is :data:`UNREAD`.
+    """Where each bracket of a text closes: the first question about a bracket scans from it to its
+    close, recording every bracket met on the way, so the text is scanned once however many
+    candidates ask.  A bracket, a string and a quote that opens none are a step each, from
+    ``budget.scan``; a bracket whose close the scan did not reach within it is :data:`UNREAD`.
 
     >>> Closer('f(a=")", b=[1, (2)]) tail').close(1)
     20
@@ -1297,8 +1258,6 @@ class CodeFamily(Protocol):
             calls.append(RawCall(name, arguments, (span[0] + offset, span[1] + offset) if span else None, twice))
         return tuple(calls)
 
-    def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
-        raise NotImplementedError
 
 
 def call_names(tools: Toolset | Iterable[Any] | None) -> list[str]:
@@ -1399,6 +1358,6 @@ __all__ = ["BLANK", "CALL_START", "CAPS", "FAST_DEPTH", "LIST_HEAD", "PY_BETWEEN
            "RECOVERY_NOTES", "RECOVERY_SPENT", "SCAN_SPENT", "UNREAD", "Budget", "CallHeads", "CallSyntax", "Closer",
            "CodeFamily", "Head", "Heads", "Items", "Literals", "Object", "Pair", "PythonCalls", "PythonFamily",
            "PythonLists", "PythonReader", "PythonValues", "Quoting", "Reader", "Reject", "Scan", "bind", "call_names",
-           "caps", "decode_python_string", "fast_python", "grammar_read", "json_number", "leftover_note", "outside",
+           "caps", "decode_python_string", "grammar_read", "json_number", "leftover_note", "outside",
            "py_literal", "python_call_text", "read_python", "recover_calls", "resolve", "scalar_literal", "scan",
            "to_number"]

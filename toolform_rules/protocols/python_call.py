@@ -5,7 +5,7 @@ Grammar: ``grammars/python_call.lark`` (calls of ``grammars/python_values.lark``
 the grammar's calls, and by the grammar where it declines; what the grammar refuses goes to
 the family's recovery step (a string holding raw line breaks or unescaped quotes of its own
 kind, a set literal: read, and noted).  With a toolset, calls in running text count only when
-they name one of its tools.  Positional values are bound to the tool's parameters in declaration order.
+they name one of its tools.  Positional values are bound to the tool's parameters in order.
 
 >>> from toolform_rules import sample_toolset
 >>> PROTOCOL.parse('legal_draft_v3("Acme", 5, term_months=12)', sample_toolset()).calls[0].arguments

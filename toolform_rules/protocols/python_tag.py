@@ -32,9 +32,25 @@ ENDS = ("<|eom_id|>", "<|eot_id|>")
 
 def _object_call(obj: Any) -> CallSyntax | None:
     found = call_from_object(obj)
-    if found is None:
+    return None if found is None else CallSyntax(found[0], list(found[1].items()))
+
+
+def _json_call(body: str, span: tuple[int, int]) -> CallSyntax | None:
+    """The call of a segment that is the JSON object Llama also writes after the marker."""
+    try:
+        call = _object_call(json.loads(body))
+    except (ValueError, RecursionError):
         return None
-    return CallSyntax(found[0], list(found[1].items()))
+    if call is not None:
+        call.span = span
+    return call
+
+
+def _nothing_else(rest: str, notes: list[str]) -> bool:
+    """Whether ``rest`` (around the marked calls) is only white space; else a note quotes it."""
+    if rest.strip():
+        notes.append(leftover_note(" ".join(rest.split()), "the marked calls"))
+    return not rest.strip()
 
 
 class PythonTagValues(PythonValues):
@@ -81,9 +97,7 @@ class PythonTag(PythonFamily):
             if found:
                 notes.append("the calls are not after a <|python_tag|> marker")
             return Extraction(self.finish(found, tools, notes), tuple(notes), False)
-        compliant = not text[:first].strip()
-        if not compliant:
-            notes.append(leftover_note(" ".join(text[:first].split()), "the marked calls"))
+        compliant = _nothing_else(text[:first], notes)
         calls: list[CallSyntax] = []
         pos = first
         while pos >= 0:
@@ -93,21 +107,14 @@ class PythonTag(PythonFamily):
                 compliant = False
                 break
             start = pos + len(TAG)
-            following = text.find(TAG, start)
-            stop = following if following >= 0 else len(text)
+            pos = text.find(TAG, start)
+            stop = pos if pos >= 0 else len(text)
             end = min((i for i in (text.find(e, start, stop) for e in ENDS) if i >= 0), default=stop)
-            tail = text[end:stop]
-            for marker in ENDS:
-                if tail.startswith(marker):
-                    tail = tail[len(marker):]
-                    break
-            if tail.strip():
-                compliant = False
-                notes.append(leftover_note(" ".join(tail.split()), "the marked calls"))
+            after = end + len(ENDS[0]) if text.startswith(ENDS, end) else end  # (the end markers are as long)
+            compliant = _nothing_else(text[after:stop], notes) and compliant
             found, clean = self._segment(text, start, end, tools, notes, budget)
             compliant = compliant and clean
             calls.extend(found)
-            pos = following
         if not calls:
             compliant = False
             if not notes:
@@ -119,29 +126,21 @@ class PythonTag(PythonFamily):
         """The calls of one segment ``text[start:end]`` (spans in the reply), and whether it holds
         nothing else: its calls read by the fast path, else the segment by the grammar, else its calls by
         the family's readers with the recovery step."""
-        base = start + len(text[start:end]) - len(text[start:end].lstrip())
-        stop = base + len(text[base:end].rstrip())
-        if base == stop:
-            return [], True
+        segment = text[start:end]
+        base = start + len(segment) - len(segment.lstrip())
+        stop = base + len(segment.strip())
         body = text[base:stop]
-        if body.startswith("{"):
-            try:
-                call = _object_call(json.loads(body))
-            except (ValueError, RecursionError):
-                call = None
-            if call is not None:
-                call.span = (base, stop)
-                return [call], True
+        call = _json_call(body, (base, stop)) if body.startswith("{") else None
+        if not body or call is not None:
+            return [call] if call is not None else [], True
         mark = len(notes)
         reader = self.call_list if body.startswith("[") else self.reader
         found = self.read_candidates(reader, text, tools, budget, notes, base, stop, note_failures=False,
                                      fast_only=True)
-        if found.calls and not found.failures and not found.rest:
-            return found.calls, not any(c.lenient for c in found.calls)
-        # calls, then prose: a letter in the leftover's first words
-        if found.calls and not found.failures and any(ch.isalpha() for ch in found.rest):
-            notes.append(leftover_note(found.rest, "the marked calls"))
-            return found.calls, False
+        if found.calls and not found.failures and (not found.rest or any(ch.isalpha() for ch in found.rest)):
+            if found.rest:  # calls, then prose (a letter in the leftover's first words)
+                notes.append(leftover_note(found.rest, "the marked calls"))
+            return found.calls, not found.rest and not any(c.lenient for c in found.calls)
         try:  # what the fast path could not read, or where it stops being calls
             calls = grammar_read(self.info.id, PythonTagValues(), TAG + body, budget)
         except GrammarFailure as err:
@@ -163,8 +162,8 @@ class PythonTag(PythonFamily):
     def _recovered(self, reader: Reader, text: str, base: int, stop: int, tools: Toolset | None, budget: Budget,
                    notes: list[str]) -> list[CallSyntax]:
         """The calls of a segment ``text[base:stop]`` its grammar refused, read again by the family's
-        ``reader``, which ends with the recovery step (:func:`~.code_family.recover_calls`): all of them
-        when they make up the segment, else none (and a note if its budget ran out)."""
+        ``reader``, which ends with the recovery step: all of them when they make up the segment, else
+        none (and a note if its budget ran out)."""
         said: list[str] = []
         found = self.read_candidates(reader, text, tools, budget, said, base, stop, note_failures=False)
         if found.calls and not found.failures and not found.rest:
