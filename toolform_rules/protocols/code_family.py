@@ -1241,19 +1241,18 @@ class CodeFamily(Protocol):
         calls = []
         for call in found:
             name, tool = call.name, None
-            arguments: dict[str, Any] | None = dict(cast("list[tuple[str, Any]]", call.items))
+            keywords = dict(cast("list[tuple[str, Any]]", call.items))
+            unbound = None in keywords or len(keywords) != len(call.items)  # positional values, or a keyword twice
             twice: tuple[str, ...] = ()
-            if None in arguments or len(arguments) != len(call.items):  # positional values, or a keyword twice
-                arguments = None
+            if unbound:
                 twice = tuple(where((), key) for key in keys_twice(item for item in call.items if item[0] is not None))
-            if arguments is None or "." in name:
+            if unbound or "." in name:
                 tool, name = resolve(name, tools)
                 if name != call.name:
                     notes.append(f"read {call.name!r} as the tool {name!r}")
             notes.extend(f"{name}: the bare word {word!r} was read as text" for word in call.bare)
             notes.extend(f"{name}: {note}" for note in call.notes)
-            if arguments is None:
-                arguments = bind(call, tool, notes, name)
+            arguments = bind(call, tool, notes, name) if unbound else keywords
             span = call.span
             calls.append(RawCall(name, arguments, (span[0] + offset, span[1] + offset) if span else None, twice))
         return tuple(calls)
