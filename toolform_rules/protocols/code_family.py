@@ -1097,17 +1097,17 @@ class _Candidate:
             return None, -1, SCAN_SPENT
         closed = 0 <= close <= self.end
         stop = reader.stop_after(text, close, self.end) if closed else self.end
-        try:
-            if self.fast_only:
-                raise GrammarFailure(reader.grammar, 1, 1)
-            return reader.read_slow(text, begin, stop, closed, self.budget), stop, ""
-        except GrammarFailure as err:
-            recovered = None if self.fast_only else reader.recover(text, begin, stop if closed else None, self.end,
-                                                                   self.budget, self.notes)
+        why = "the fast path declined it"
+        if not self.fast_only:
+            try:
+                return reader.read_slow(text, begin, stop, closed, self.budget), stop, ""
+            except GrammarFailure as err:
+                why = err.describe()
+            recovered = reader.recover(text, begin, stop if closed else None, self.end, self.budget, self.notes)
             if recovered is not None:
                 return recovered[0], recovered[1], ""
-            self.halt = reader.gives_up and not closed
-            return None, -1 if reader.look_inside else stop, err.describe()
+        self.halt = reader.gives_up and not closed
+        return None, -1 if reader.look_inside else stop, why
 
 
 def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Toolset | None = None, *,
@@ -1132,7 +1132,8 @@ def scan(reader: Reader, text: str, budget: Budget, notes: list[str], tools: Too
             break
         if begin < 0:  # "12(": cheap to pass over, yet not free
             nameless += 1
-            budget.heads -= nameless % 4 == 0
+            if nameless % 4 == 0:
+                budget.heads -= 1
             continue
         if begin < covered:
             continue
