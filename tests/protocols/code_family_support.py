@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from typing import Any, Sequence
 
@@ -31,6 +32,7 @@ from support.compare import identical
 from support.protocol_checks import assert_calls, assert_total, read_calls
 from toolform_rules import ToolCall, Toolset, load_tools, sample_toolset
 from toolform_rules.schema.ir import Schema
+from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import Protocol
 from toolform_rules.protocols.code_family import CallSyntax
 
@@ -147,6 +149,44 @@ def written(calls: Sequence[CallSyntax] | None) -> list[tuple[str, Any]] | None:
     in order, for :func:`support.protocol_checks.assert_calls`; ``None`` (the reader declined)
     stays ``None``."""
     return None if calls is None else [(call.name, call.items) for call in calls]
+
+
+def fast_path(protocol_id: str, text: str, between: str = r"[ \t\r\n,]*") -> list[CallSyntax] | None:
+    """The calls of ``text`` as the protocol's fast path (its reader's ``read_at``) reads them, when its
+    candidates, ``between`` apart, make up all of it; ``None`` where it declines (the grammar decides)."""
+    reader, gap = get_protocol(protocol_id).reader, re.compile(between)  # type: ignore[attr-defined]
+    calls: list[CallSyntax] = []
+    pos = gap.match(text).end()  # type: ignore[union-attr]
+    while pos < len(text):
+        read = reader.read_at(text, pos, pos, len(text))
+        if read is None:
+            return None
+        calls += read[0]
+        pos = gap.match(text, read[1]).end()  # type: ignore[union-attr]
+    return calls or None
+
+
+def assert_fast_path_reads_as_the_grammar(fast: list[CallSyntax] | None, grammar_calls: Any, text: str,
+                                          must_read: bool) -> None:
+    """The one differential property of a format's fast path: it reads nothing the grammar refuses, and
+    what it reads, it reads as the grammar does; where it ``must_read`` (a text as models write it,
+    in its subset), it reads."""
+    from toolform_rules.grammar import GrammarFailure
+
+    assert fast is not None or not must_read, ("the fast path declined", text)
+    if fast is None:
+        return
+    try:
+        by_grammar = grammar_calls(text)
+    except GrammarFailure:
+        raise AssertionError(f"the fast path read what the grammar refuses: {text!r}") from None
+    assert_calls(written(fast), written(by_grammar), identical, context=text)
+
+
+def damaged(text: str, junk: str, where: int) -> str:
+    """``text`` with ``junk`` put in at ``where`` (modulo its length)."""
+    where %= len(text) + 1
+    return text[:where] + junk + text[where:]
 
 
 def unbound(items: Sequence[tuple[str | None, Any]]) -> dict[str, Any]:

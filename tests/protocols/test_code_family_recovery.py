@@ -1,16 +1,14 @@
-"""The code family's last resort (``code_family.recover_calls``): calls the strict readers (the
-plain reader, ``ast``, the grammar) refuse, read as the model meant them and noted — a string
-holding raw line breaks or unescaped quotes of its own kind (the two LFM2 replies of the engine
-cases), a set literal — while valid Python reads exactly as before, the reading stays linear
-and bounded, and nothing raises.  Every Python-syntax protocol of the family shares the readers,
-so each test runs for all of them.
+"""The code family's recovery step (``code_family.recover_calls``): calls the fast path and the
+grammar refuse, read as the model meant them and noted — a string holding raw line breaks or
+unescaped quotes of its own kind (the two LFM2 replies of the engine cases), a set literal — while
+valid Python reads exactly as before, the reading stays linear and bounded, and nothing raises.
+Every Python-syntax protocol of the family shares the readers, so each test runs for all of them.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any
 
 import pytest
 from code_family_support import PROPERTY, SAMPLE, calls_for, python_call_source, written
@@ -18,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support.compare import identical
-from support.growth import GROWN, assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_total
 from toolform_rules import Limits, ToolCall
 from toolform_rules.protocols import get_protocol
@@ -53,7 +50,7 @@ def protocol_id(request: pytest.FixtureRequest) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# the engine cases and what the last resort forgives
+# the engine cases and what the recovery step forgives
 
 HEREDOC = "cat > f.py << EOF\nimport csv\nprint(1)\nEOF"
 SED = "sed -n '360,450p' /testbed/sympy/matrices/common.py"
@@ -79,7 +76,7 @@ def test_the_engine_replies_are_read_as_the_engine_reads_them(case: str) -> None
         assert not compliant
 
 
-#: (the calls as written, what they hold, what the last resort notes)
+#: (the calls as written, what they hold, what the recovery step notes)
 LENIENT = [
     # several arguments: a quote ends the string only before a keyword argument or the ")"
     ("bash(command='echo 'hi'\nls', timeout=5)", [("bash", {"command": "echo 'hi'\nls", "timeout": 5})],
@@ -116,7 +113,7 @@ def test_what_the_last_resort_forgives(body: str, expected: list, noted: list[st
     assert not compliant
 
 
-#: calls the last resort leaves unread (the strict readers' failure stands), each with its reason
+#: calls the recovery step leaves unread (the grammar's failure stands), each with its reason
 UNREAD = [
     # valid Python outside the literal subset: its strings are read as Python reads them
     "f(a='x' + 'y')",
@@ -146,8 +143,8 @@ def test_a_list_missing_a_comma_is_not_misread(protocol_id: str) -> None:
 
 
 def test_the_python_tag_segment_grammar_runs_before_the_last_resort() -> None:
-    """After a marker, the segment's grammar reads what the plain reader and ``ast`` cannot (a
-    dashed name and a hexadecimal number); only what it refuses goes to the last resort."""
+    """After a marker, the fast path and the segment's grammar read a dashed name and a hexadecimal
+    number; only what the grammar refuses goes to the recovery step."""
     calls, notes, compliant = read("python_tag", "<|python_tag|>get-weather(city='Paris', n=0x1F)<|eom_id|>")
     assert calls == [("get-weather", {"city": "Paris", "n": 31})] and compliant and not notes
     calls, notes, _ = read("python_tag", "<|python_tag|>get-weather(city='Martha's Vineyard')\nf(a=1)<|eom_id|>")
@@ -178,7 +175,7 @@ def _valid_python(text: str) -> bool:
 @given(drawn=st.lists(python_call_source(), min_size=1, max_size=3))
 def test_valid_python_reads_as_the_grammar_reads_it_and_nothing_is_noted(drawn, protocol_id: str) -> None:
     """Calls as models write them in valid Python: what every protocol reads is what the grammar
-    reads, with no note of the last resort; the last resort itself, asked, reads nothing."""
+    reads, with no note of the recovery step; the recovery step itself, asked, reads nothing."""
     body = ", ".join(text for text, _, _ in drawn)
     text = "[" + body + "]"
     by_grammar = written(grammar_read("python_list_call", PythonValues(), text))
@@ -215,8 +212,8 @@ JOINED = re.compile(r"'[ \t\n]*['\"]")
 @PROPERTY
 @given(a=LOOSE_TEXT, b=LOOSE_TEXT)
 def test_a_model_s_unescaped_quotes_and_line_breaks_read_back(a: str, b: str, protocol_id: str) -> None:
-    """``f(a='<a>', b='<b>')`` written without escaping reads back ``a`` and ``b`` — by the strict
-    readers when it is valid Python, else by the last resort with its notes."""
+    """``f(a='<a>', b='<b>')`` written without escaping reads back ``a`` and ``b`` — by the fast
+    path when it is valid Python, else by the recovery step with its notes."""
     body = f"f(a='{a}', b='{b}')"
     if JOINED.search(a + "'") or JOINED.search(b + "'") or _valid_python(body) and ("'" in a + b or "\n" in a + b):
         return  # Python's own reading ('x' 'y' is "xy", a quote may open a comment)
@@ -251,7 +248,7 @@ def test_never_raises_on_any_text(text: str, prefix: str, limit: int, protocol_i
     assert_total(get_protocol(protocol_id), text, SAMPLE)
 
 
-#: floods aimed at the last resort: quotes that never end a string, calls that never close (a
+#: floods aimed at the recovery step: quotes that never end a string, calls that never close (a
 #: known tool's name, so that a toolset does not pass them over)
 FLOODS = {
     "unterminated quotes": lambda size: "legal_draft_v3(a=" + "'" * size,
@@ -264,54 +261,50 @@ FLOODS = {
 
 def heredoc(size: int) -> str:
     """One call whose argument is ``size`` characters of a file written with raw line breaks and
-    apostrophes (what the last resort reads, as far as its budget allows)."""
+    apostrophes (what the recovery step reads, as far as its budget allows)."""
     line = "echo 'it's done' >> log\n"
     return "legal_draft_v3(counterparty='" + (line * (size // len(line) + 1))[:size] + "')"
 
 
-#: the default limits (where 500 KB of these floods stops at the bracket matcher's budget), and
-#: the budgets before the last resort raised (so that it reads every size, within its own)
+#: how long a flood or an argument is here (how the reading's cost grows is bench/'s to show)
+SIZE = 100_000
+#: the default limits (where these floods stop at the bracket matcher's budget), and the budgets
+#: before the recovery step raised (so that it reads every size, within its own)
 FLOOD_LIMITS = {"default limits": Limits(),
                 "earlier budgets raised": Limits(reply_scan_steps=10**7, reply_ast_tokens=10**8)}
 
 
 @pytest.mark.parametrize("limits", FLOOD_LIMITS)
 @pytest.mark.parametrize("flood", FLOODS)
-def test_a_flood_is_read_in_linear_time(flood: str, limits: str, protocol_id: str) -> None:
+def test_a_flood_is_not_repaired(flood: str, limits: str, protocol_id: str) -> None:
     protocol, make, chosen = get_protocol(protocol_id), FLOODS[flood], FLOOD_LIMITS[limits]
-    big = assert_grows_linearly(lambda text: (protocol.parse(text, SAMPLE, limits=chosen),
-                                              protocol.parse(text, limits=chosen)),
-                                lambda size: WRITE[protocol_id](make(size)), context=(protocol_id, flood, limits))
-    assert not any(recovery_notes(extraction.notes) for extraction in big)
+    text = WRITE[protocol_id](make(SIZE))
+    for extraction in (protocol.parse(text, SAMPLE, limits=chosen), protocol.parse(text, limits=chosen)):
+        assert not recovery_notes(extraction.notes), extraction.notes
     assert_total(protocol, WRITE[protocol_id](make(1000)), malformed=True)
 
 
 def test_a_long_call_is_read_as_far_as_the_budget_allows(protocol_id: str) -> None:
-    """A 500 KB argument: read in linear time within budgets that allow it (the last resort's, and
-    the bracket matcher's and ``ast``'s that come before it), and past the default budget not
+    """A long argument: read within budgets that allow it (the recovery step's, the bracket
+    matcher's, and ``ast``'s that says whether it is valid Python); past the default budgets not
     read, with a note naming the limit."""
-    protocol = get_protocol(protocol_id)
-    limits = Limits(reply_recovery_chars=10**7, reply_scan_steps=10**7, reply_ast_tokens=10**8)
-    big = assert_grows_linearly(lambda text: protocol.parse(text, SAMPLE, limits=limits),
-                                lambda size: WRITE[protocol_id](heredoc(size)), context=protocol_id)
-    assert [(c.name, len(c.arguments["counterparty"])) for c in big.calls] == [("legal_draft_v3", GROWN)], big.notes
+    protocol, text = get_protocol(protocol_id), WRITE[protocol_id](heredoc(SIZE))
+    big = protocol.parse(text, SAMPLE, limits=Limits(reply_recovery_chars=10**7, reply_scan_steps=10**7,
+                                                     reply_ast_tokens=10**8))
+    assert [(c.name, len(c.arguments["counterparty"])) for c in big.calls] == [("legal_draft_v3", SIZE)], big.notes
     assert recovery_notes(big.notes) == [f"legal_draft_v3: {note}" for note in (LINE_BREAKS, QUOTES)], big.notes
-    capped = protocol.parse(WRITE[protocol_id](heredoc(GROWN)), SAMPLE,
-                            limits=Limits(reply_scan_steps=10**7, reply_ast_tokens=10**8))
+    capped = protocol.parse(text, SAMPLE, limits=Limits(reply_scan_steps=10**7, reply_ast_tokens=10**8))
     assert capped.calls == () and RECOVERY_SPENT in capped.notes, capped.notes
-    unread = protocol.parse(WRITE[protocol_id](heredoc(GROWN)), SAMPLE)  # the default limits: stopped before
+    unread = protocol.parse(text, SAMPLE)  # the default limits: stopped before
     assert unread.calls == () and "Limits." in " ".join(unread.notes), unread.notes
 
 
 @pytest.mark.parametrize("flood", [*FLOODS, "heredoc"])
-def test_the_last_resort_is_linear_with_no_budget_to_stop_it(flood: str) -> None:
-    """With a budget larger than the text, the reader itself reads each flood in one pass."""
-    make = FLOODS.get(flood, heredoc)
-    limits = Limits(reply_recovery_chars=10**8)
-
-    def recover(text: str) -> Any:
-        shape = "list" if text.startswith("[") else "call"
-        return recover_calls(text, 0, len(text), Budget(limits), [], shape)
-
-    found = assert_grows_linearly(recover, make, context=flood)
+def test_the_recovery_step_reads_a_flood_within_its_text(flood: str) -> None:
+    """With a budget larger than the text, the recovery step reads each flood to its end at most (what
+    it spends is what it looked at), and repairs only the one call."""
+    text = FLOODS.get(flood, heredoc)(SIZE)
+    budget = Budget(Limits(reply_recovery_chars=10**8))
+    found = recover_calls(text, 0, len(text), budget, [], "list" if text.startswith("[") else "call")
     assert (found is not None) == (flood == "heredoc"), found
+    assert 0 < 10**8 - budget.recovery <= len(text)

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from code_family_support import (BROKEN_GRAPHQL, GRAPHQL_CALLS, NASTY_INPUTS, OUR_TOOLS, PROPERTY, ROUND_TRIP, SAMPLE,
-                                 SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
+                                 SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input,
+                                 assert_fast_path_reads_as_the_grammar, bfcl_calls, calls_for, damaged, fast_path,
                                  json_value, written)
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from support.compare import identical
@@ -19,8 +20,7 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.code_family import grammar_read
-from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.graphql_call import GraphqlValues, block_string_value, fast_operations
+from toolform_rules.protocols.graphql_call import GraphqlValues, block_string_value
 
 P = get_protocol("graphql_call")
 NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
@@ -47,7 +47,7 @@ def test_round_trip_bfcl(drawn) -> None:
     toolset, calls = drawn
     assert_round_trip(P, calls, toolset)
     text = P.render_calls(calls)  # the usual case takes the fast path, reading what the grammar reads
-    assert_calls(written(fast_operations(text)), written(grammar_calls(text)), identical, context=text)
+    assert_calls(written(fast_path("graphql_call", text)), written(grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -118,34 +118,17 @@ def operations(draw: Any) -> tuple[str, list[tuple[str, list[tuple[str, Any]]]]]
 
 
 @PROPERTY
-@given(drawn=operations())
-def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
-    """The grammar reads every operation a model might write, and so does the fast path: these
-    use none of what it leaves to the grammar (block strings, single quotes, comments)."""
+@given(drawn=operations(), junk=st.one_of(st.just(""), st.text(alphabet="'\"\\(){}[],:#$-.eE0 x\n", min_size=1,
+                                                               max_size=3)), where=st.integers(min_value=0))
+def test_the_fast_path_reads_what_the_grammar_reads(drawn, junk: str, where: int) -> None:
+    """The grammar reads every operation a model might write, and so does the fast path (these use none
+    of what it leaves to the grammar: block strings, single quotes, comments); damaged, it reads nothing
+    the grammar refuses."""
     text, expected = drawn
-    by_grammar = written(grammar_calls(text))
-    assert_calls(by_grammar, expected, identical, context=text)
-    assert_calls(written(fast_operations(text)), by_grammar, identical, context=text)
-
-
-@PROPERTY
-@given(drawn=operations(), junk=st.text(alphabet="'\"\\(){}[],:#$-.eE0 x\n", max_size=3),
-       where=st.integers(min_value=0))
-def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
-    """Whatever the fast path reads from a damaged operation, the grammar reads the same way (how
-    often it still reads is in the hypothesis statistics; the property above makes it read)."""
-    text = drawn[0]
-    where %= len(text) + 1
-    text = text[:where] + junk + text[where:]
-    fast = fast_operations(text)
-    event("the fast path declined" if fast is None else "the fast path read it")
-    if fast is None:
-        return
-    try:
-        by_grammar = grammar_calls(text)
-    except GrammarFailure:
-        pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
-    assert_calls(written(fast), written(by_grammar), identical, context=text)
+    if not junk:
+        assert_calls(written(grammar_calls(text)), expected, identical, context=text)
+    text = damaged(text, junk, where)
+    assert_fast_path_reads_as_the_grammar(fast_path("graphql_call", text), grammar_calls, text, must_read=not junk)
 
 
 def test_block_strings() -> None:

@@ -1,5 +1,6 @@
-"""python_call: round trips, the fast paths against the grammar, model-like replies against the
-reference, never raising, where the grammar stopped."""
+"""python_call: round trips, the fast path against the grammar (the one differential property of the
+Python formats' reader, for a call and for a list of calls), model-like replies against the reference,
+never raising, where the grammar stopped."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import warnings
 
 import pytest
 from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
-                                 SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
-                                 python_call_source, python_value, ref_render, written)
+                                 SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input,
+                                 assert_fast_path_reads_as_the_grammar, bfcl_calls, calls_for, damaged, python_call_source,
+                                 python_value, ref_render, written)
 from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 
@@ -17,18 +19,25 @@ from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, ast_calls, decode_python_string,
-                                                  fast_calls, grammar_read, plain_calls, py_literal)
+from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, decode_python_string, grammar_read,
+                                                  py_literal, read_python)
 from toolform_rules.grammar import GrammarFailure
 
 P = get_protocol("python_call")
-#: the fast path's readers, tried in this order (see ``fast_calls``)
-FAST_READERS = (plain_calls, ast_calls)
 
 
-def grammar_calls(text: str):
-    """The calls of ``text`` as the python_call grammar reads them (the slow path)."""
-    return grammar_read("python_call", PythonValues(), text)
+def fast_python(text: str, shape: str = "call"):
+    """The calls of ``text`` (a call, or a list of calls, white space around it) as the fast path
+    reads them; ``None`` where it declines (the grammar decides)."""
+    begin = len(text) - len(text.lstrip())
+    read = read_python(text, begin, len(text), shape)
+    return read[0] if read is not None and not text[read[1]:].strip() else None
+
+
+def grammar_calls(text: str, shape: str = "call"):
+    """The calls of ``text`` as the grammar reads them (the slow path): python_call's, or for a list of
+    calls python_list_call's."""
+    return grammar_read("python_call" if shape == "call" else "python_list_call", PythonValues(), text)
 
 
 def test_registered() -> None:
@@ -61,22 +70,17 @@ def test_round_trip_through_the_grammar(calls: list[ToolCall]) -> None:
 
 @ROUND_TRIP
 @given(drawn=bfcl_calls())
-def test_rendered_replies_take_the_quick_path(drawn) -> None:
-    """What we write is read without the grammar (the speed of the usual case), as the grammar
-    reads it: by the plain reader, or by ``ast`` where a string holds the other quote or one of
-    the plain reader's own marks (PLAIN_FORM_MARKS)."""
+def test_rendered_replies_take_the_fast_path(drawn) -> None:
+    """What we write is read by the fast path (the speed of the usual case), as the grammar reads it."""
     _, calls = drawn
-    text = P.render_calls(calls)
-    event("plain reader" if plain_calls(text, "lines") is not None else "ast")
-    assert_calls(written(fast_calls(text, "lines")), written(grammar_calls(text)), identical, context=text)
+    for line in P.render_calls(calls).split("\n"):
+        assert_calls(written(fast_python(line)), written(grammar_calls(line)), identical, context=line)
 
 
 def test_a_keyword_name_continued_over_a_line_is_read_as_python_does() -> None:
-    """``ast`` reports a non-ASCII reply's keyword names as NFKC; the reader takes them from the
-    text, where a line continuation may stand before the ``=``."""
     text = 'f(é=1, a \\\n= "日")'
-    assert [c.items for c in ast_calls(text, "call")] == [[("é", 1), ("a", "日")]]
-    assert_calls(written(fast_calls(text, "lines")), [("f", [("é", 1), ("a", "日")])], identical, context=text)
+    for read in (fast_python(text), grammar_calls(text)):
+        assert_calls(written(read), [("f", [("é", 1), ("a", "日")])], identical, context=text)
 
 
 def test_the_example_is_the_reference_rendering() -> None:
@@ -106,71 +110,42 @@ def test_infinity_reads_back_and_nan_has_no_literal() -> None:
     assert [c.arguments for c in not_a_number.calls] == [{"x": "nan"}]
 
 
-# --- the fast paths read what the grammar reads ---------------------------------------------------
+# --- the fast path reads what the grammar reads ----------------------------------------------------
 
-@PROPERTY
-@given(drawn=python_call_source())
-def test_fast_paths_agree_with_the_grammar(drawn) -> None:
-    """The grammar reads every call a model might write; each fast reader that takes it (not all
-    do: ``from=`` is no Python keyword argument, a tuple is beyond the quick reader) reads the same."""
-    text, name, items = drawn
-    by_grammar = written(grammar_calls(text))
-    assert_calls(by_grammar, [(name, items)], identical, context=text)
-    for reader in FAST_READERS:
-        fast = reader(text, "call")
-        event(f"{reader.__name__} {'declined' if fast is None else 'read it'}")
-        if fast is not None:
-            assert_calls(written(fast), by_grammar, identical, context=(reader.__name__, text))
-
-
-#: for each fast reader, calls in its subset of the syntax (the earlier readers decline them)
-FAST_READER_CASES = [
-    (plain_calls, 'legal_draft_v3(counterparty="Acme", value=-2.5e3, contract_details={"k": [1, None, True]})'),
-    (plain_calls, "f(a='Acme', n=5, b=true, c={'k': [null, -0.0]})"),
-    (plain_calls, 'f(\n    a="Acme",\n    n=5,\n    c={"k": [1, 2]}\n)'),
-    (plain_calls, "f(a=1,\tb='x')"),
-    (ast_calls, 'math.factorial((1, 2), a=+3, b=r"\\d", c=0x1F, d="a" "b", e=1_000)'),
-]
-
-
-@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES,
-                         ids=["plain JSON-like", "plain Python-like", "plain over several lines", "plain with a tab", "ast"])
-def test_each_fast_path_reads_its_subset_as_the_grammar_does(reader, text: str) -> None:
-    """The properties above compare a reader with the grammar only where it reads; here each
-    one must read, and must be the reader ``fast_calls`` uses."""
-    by_grammar = written(grammar_calls(text))
-    assert_calls(written(reader(text, "call")), by_grammar, identical, context=text)
-    assert_calls(written(fast_calls(text, "call")), by_grammar, identical, context=text)
-    for earlier in FAST_READERS[:FAST_READERS.index(reader)]:
-        assert earlier(text, "call") is None, (earlier.__name__, text)
+#: what may damage a call: the characters the grammar gives a meaning to
+JUNK = st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n\r", min_size=1, max_size=3)
+DIGITS_AND_FORMS = ('math.factorial((1, 2), a=+3, b=r"\\d", c=0x1F, d="a" "b", e=1_000, f=.5e-3)', "math.factorial",
+                    [(None, [1, 2]), ("a", 3), ("b", "\\d"), ("c", 31), ("d", "ab"), ("e", 1000), ("f", 0.0005)])
+GAPS_AND_WORDS = ("f(a='x', # a comment\n b=u'''y\nz''', c=(('w')), d=- 2, e=celsius, g=(celsius))", "f",
+                  [("a", "x"), ("b", "y\nz"), ("c", "w"), ("d", -2), ("e", "celsius"), ("g", "celsius")])
 
 
 @PROPERTY
-@given(drawn=python_call_source(), junk=st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n", max_size=3),
-       where=st.integers(min_value=0))
-def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int) -> None:
-    """Whatever a fast path reads from a damaged call, the grammar reads the same way (how often
-    a reader still reads is in the hypothesis statistics)."""
-    text = drawn[0]
-    where %= len(text) + 1
-    text = text[:where] + junk + text[where:]
-    for reader in FAST_READERS:
-        fast = reader(text, "call")
-        event(f"{reader.__name__} {'declined' if fast is None else 'read it'}")
-        if fast is None:
-            continue
-        try:
-            by_grammar = grammar_calls(text)
-        except GrammarFailure:
-            pytest.fail(f"{reader.__name__} read what the grammar refuses: {text!r}")
-        assert_calls(written(fast), written(by_grammar), identical, context=(reader.__name__, text))
+@given(drawn=st.lists(python_call_source(), min_size=1, max_size=2), shape=st.sampled_from(["call", "list"]),
+       junk=st.one_of(st.just(""), JUNK), where=st.integers(min_value=0))
+@example(drawn=[DIGITS_AND_FORMS], shape="call", junk="", where=0)
+@example(drawn=[GAPS_AND_WORDS, DIGITS_AND_FORMS], shape="list", junk="", where=0)
+def test_the_fast_path_reads_what_the_grammar_reads(drawn, shape: str, junk: str, where: int) -> None:
+    """The Python formats' one hand-written reader, held to their grammar: calls as a model writes them
+    (one, or a list of calls) it reads, as the grammar reads them; damaged, it reads nothing the grammar
+    refuses, and what it reads it reads as the grammar does."""
+    sources = [text for text, _, _ in drawn[:1 if shape == "call" else 2]]
+    text = sources[0] if shape == "call" else "[" + ", ".join(sources) + "]"
+    if not junk:
+        assert_calls(written(grammar_calls(text, shape)), [(name, items) for _, name, items in drawn[:len(sources)]],
+                     identical, context=text)
+    text = damaged(text, junk, where)
+    fast = fast_python(text, shape)
+    event(f"{shape}{', damaged' if junk else ''}: {'read' if fast is not None else 'declined'}")
+    assert_fast_path_reads_as_the_grammar(fast, lambda text: grammar_calls(text, shape), text, must_read=not junk)
 
 
-@pytest.mark.parametrize("text", ["l. egal_draft_v3()", "math . factorial(number=5)"])
-def test_the_fast_path_refuses_a_name_written_apart_as_the_grammar_does(text: str) -> None:
+@pytest.mark.parametrize("text", ["l. egal_draft_v3()", "math . factorial(number=5)", "f(True=1)", "f(a=[None.x])",
+                                  "f(a={1, 2})", "f(a='x\ny')", "f(a=[1] [0])", "f(x)", "f(a=(x, y))", "f(a=-x)"])
+def test_the_fast_path_refuses_what_the_grammar_refuses(text: str) -> None:
     with pytest.raises(GrammarFailure):
         grammar_calls(text)
-    assert ast_calls(text, "call") is None and fast_calls(text, "call") is None
+    assert fast_python(text) is None
 
 
 @PROPERTY
@@ -180,7 +155,7 @@ def test_python_literals_written_by_us_read_back(value) -> None:
     source = py_literal(value)
     for text, key in ((f"f(x={source})", "x"), (f"f({source})", None)):
         assert_calls(written(grammar_calls(text)), [("f", [(key, value)])], identical, context=text)
-        assert_calls(written(fast_calls(text, "call")), [("f", [(key, value)])], identical, context=text)
+        assert_calls(written(fast_python(text)), [("f", [(key, value)])], identical, context=text)
 
 
 @given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),

@@ -1,29 +1,27 @@
 """python_list_call and bfcl_python_list (the same syntax, asked for in BFCL's words): round trips,
-the fast paths against the grammar, model-like replies against the reference, never raising,
-where the grammar stopped.  Every test runs for both protocols."""
+model-like replies against the reference, never raising, where the grammar stopped.  Every test runs
+for both protocols.  (The fast path is held to the grammar in test_python_call, for lists too.)"""
 
 from __future__ import annotations
 
 
 import pytest
-from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PROPERTY, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
+from code_family_support import (BROKEN_PYTHON, NASTY_INPUTS, OUR_TOOLS, PYTHON_CALLS, ROUND_TRIP, SAMPLE,
                                  SECOND, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
                                  python_call_source, ref_render, written)
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import ast_calls, fast_calls, grammar_read, plain_calls
+from toolform_rules.protocols.code_family import grammar_read, read_python
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.protocols.bfcl_python_list import BfclListValues
 from toolform_rules.protocols.python_list_call import PythonListValues
 
 LISTINGS = {"python_list_call": PythonListValues, "bfcl_python_list": BfclListValues}
-#: the fast path's readers, tried in this order (see ``fast_calls``)
-FAST_READERS = (plain_calls, ast_calls)
 
 
 class Listing:
@@ -60,9 +58,10 @@ def test_round_trip_sample_tool(calls: list[ToolCall], listing: Listing) -> None
 def test_round_trip_bfcl(drawn, listing: Listing) -> None:
     toolset, calls = drawn
     assert_round_trip(listing.protocol, calls, toolset)
-    text = listing.protocol.render_calls(calls)  # what we write never needs the grammar (see test_python_call)
-    event("plain reader" if plain_calls(text, "list") is not None else "ast")
-    assert_calls(written(fast_calls(text, "list")), written(listing.grammar_calls(text)), identical, context=text)
+    text = listing.protocol.render_calls(calls)  # what we write is read by the fast path, as the grammar reads it
+    read = read_python(text, 0, len(text), "list")
+    assert read is not None and read[1] == len(text), text
+    assert_calls(written(read[0]), written(listing.grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -85,67 +84,11 @@ def test_an_empty_list_calls_nothing(listing: Listing) -> None:
     assert listing.protocol.render_calls([]) == "[]"
 
 
-@PROPERTY
-@given(drawn=st.lists(python_call_source(), max_size=3), sep=st.sampled_from([", ", ",", ",\n "]),
-       trailing=st.booleans())
-def test_fast_paths_agree_with_the_grammar(drawn, sep: str, trailing: bool, listing: Listing) -> None:
-    """The grammar reads every list of calls a model might write; each fast reader that takes it
-    (not all do: see test_python_call) reads the same."""
-    text = "[" + sep.join(t for t, _, _ in drawn) + ("," if drawn and trailing else "") + "]"
-    by_grammar = written(listing.grammar_calls(text))
-    assert_calls(by_grammar, [(name, items) for _, name, items in drawn], identical, context=text)
-    for reader in FAST_READERS:
-        fast = reader(text, "list")
-        event(f"{reader.__name__} {'declined' if fast is None else 'read it'}")
-        if fast is not None:
-            assert_calls(written(fast), by_grammar, identical, context=(reader.__name__, text))
-
-
-#: for each fast reader, a list in its subset of the syntax (the earlier readers decline it)
-FAST_READER_CASES = [
-    (plain_calls, '[legal_draft_v3(counterparty="Acme", value=-2.5e3, contract_details={"k": [1, None, True]})]'),
-    (plain_calls, "[f('Acme', 5), g(b={'k': [null, -0.0]}, a=true),]"),
-    (ast_calls, '[math.factorial((1, 2), a=+3, b=r"\\d"), g(c=0x1F, d="a" "b")]'),
-]
-
-
-@pytest.mark.parametrize(("reader", "text"), FAST_READER_CASES, ids=["plain JSON-like", "plain Python-like", "ast"])
-def test_each_fast_path_reads_its_subset_as_the_grammar_does(reader, text: str, listing: Listing) -> None:
-    """The properties compare a reader with the grammar only where it reads; here each one must
-    read, and must be the reader ``fast_calls`` uses."""
-    by_grammar = written(listing.grammar_calls(text))
-    assert_calls(written(reader(text, "list")), by_grammar, identical, context=text)
-    assert_calls(written(fast_calls(text, "list")), by_grammar, identical, context=text)
-    for earlier in FAST_READERS[:FAST_READERS.index(reader)]:
-        assert earlier(text, "list") is None, (earlier.__name__, text)
-
-
-@PROPERTY
-@given(drawn=st.lists(python_call_source(), min_size=1, max_size=2),
-       junk=st.text(alphabet="'\"\\()[]{},:=#;-+.eE0xN u\n", max_size=3), where=st.integers(min_value=0))
-def test_fast_paths_never_read_more_than_the_grammar(drawn, junk: str, where: int, listing: Listing) -> None:
-    """Whatever a fast path reads from a damaged list, the grammar reads the same way (how often a
-    reader still reads is in the hypothesis statistics)."""
-    text = "[" + ", ".join(t for t, _, _ in drawn) + "]"
-    where %= len(text) + 1
-    text = text[:where] + junk + text[where:]
-    for reader in FAST_READERS:
-        fast = reader(text, "list")
-        event(f"{reader.__name__} {'declined' if fast is None else 'read it'}")
-        if fast is None:
-            continue
-        try:
-            by_grammar = listing.grammar_calls(text)
-        except GrammarFailure:
-            pytest.fail(f"{reader.__name__} read what the grammar refuses: {text!r}")
-        assert_calls(written(fast), written(by_grammar), identical, context=(reader.__name__, text))
-
-
 def test_the_fast_path_refuses_a_name_written_apart_as_the_grammar_does(listing: Listing) -> None:
     text = "[math .factorial(number=5)]"
     with pytest.raises(GrammarFailure):
         listing.grammar_calls(text)
-    assert ast_calls(text, "list") is None and fast_calls(text, "list") is None
+    assert read_python(text, 0, len(text), "list") is None
 
 
 AGREE = [

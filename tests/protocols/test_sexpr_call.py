@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from code_family_support import (BROKEN_SEXPR, NASTY_INPUTS, OUR_TOOLS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND,
                                  SEXPR_CALLS, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls,
-                                 calls_for, json_value, ref_render, written)
-from hypothesis import event, given
+                                 assert_fast_path_reads_as_the_grammar, calls_for, damaged, fast_path, json_value,
+                                 ref_render, written)
+from hypothesis import given
 from hypothesis import strategies as st
 
 from support.compare import identical
@@ -19,8 +20,7 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.code_family import grammar_read
-from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.sexpr_call import SexprValues, fast_sexprs
+from toolform_rules.protocols.sexpr_call import SexprValues
 
 P = get_protocol("sexpr_call")
 SYMBOL = re.compile(r"[^\W\d][\w.\-*/!?<>=$%&+]*")
@@ -47,7 +47,7 @@ def test_round_trip_bfcl(drawn) -> None:
     toolset, calls = drawn
     assert_round_trip(P, calls, toolset)
     text = P.render_calls(calls)  # the usual case takes the fast path, reading what the grammar reads
-    assert_calls(written(fast_sexprs(text)), written(grammar_calls(text)), identical, context=text)
+    assert_calls(written(fast_path("sexpr_call", text)), written(grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -107,20 +107,6 @@ def expressions(draw: Any) -> tuple[str, str, list[tuple[str | None, Any]]]:
         name, items
 
 
-@PROPERTY
-@given(drawn=expressions())
-def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
-    """The grammar reads every expression a model might write; the fast path, where it takes one
-    (not all: a quoted list '(...) is the grammar's), reads the same."""
-    text, name, items = drawn
-    by_grammar = written(grammar_calls(text))
-    assert_calls(by_grammar, [(name, items)], identical, context=text)
-    fast = fast_sexprs(text)
-    event("the fast path declined" if fast is None else "the fast path read it")
-    if fast is not None:
-        assert_calls(written(fast), by_grammar, identical, context=text)
-
-
 #: expressions in the fast path's subset (keywords with JSON values, nil, bare words) as a model writes them
 FAST_PATH_CASES = [
     '(legal_draft_v3 :counterparty "Acme, \\"Ltd\\"" :value 1200.5 :auto_renew true '
@@ -129,30 +115,22 @@ FAST_PATH_CASES = [
 ]
 
 
-@pytest.mark.parametrize("text", FAST_PATH_CASES)
-def test_the_fast_path_reads_its_subset_as_the_grammar_does(text: str) -> None:
-    """The properties compare the fast path with the grammar only where it reads; here it must read."""
-    assert_calls(written(fast_sexprs(text)), written(grammar_calls(text)), identical, context=text)
-
-
 @PROPERTY
-@given(drawn=expressions(), junk=st.text(alphabet="'\"\\()[]{},:;#-.eE0 t\n", max_size=3),
-       where=st.integers(min_value=0))
-def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
-    """Whatever the fast path reads from a damaged expression, the grammar reads the same way (how
-    often it still reads is in the hypothesis statistics)."""
-    text = drawn[0]
-    where %= len(text) + 1
-    text = text[:where] + junk + text[where:]
-    fast = fast_sexprs(text)
-    event("the fast path declined" if fast is None else "the fast path read it")
-    if fast is None:
-        return
-    try:
-        by_grammar = grammar_calls(text)
-    except GrammarFailure:
-        pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
-    assert_calls(written(fast), written(by_grammar), identical, context=text)
+@given(drawn=expressions(), junk=st.one_of(st.just(""), st.text(alphabet="'\"\\()[]{},:;#-.eE0 t\n", min_size=1,
+                                                                max_size=3)), where=st.integers(min_value=0))
+def test_the_fast_path_reads_what_the_grammar_reads(drawn, junk: str, where: int) -> None:
+    """The grammar reads every expression a model might write; the fast path reads what it takes (not
+    all: a quoted list '(...) is the grammar's) as the grammar does; damaged, nothing the grammar refuses."""
+    text, name, items = drawn
+    if not junk:
+        assert_calls(written(grammar_calls(text)), [(name, items)], identical, context=text)
+    text = damaged(text, junk, where)
+    assert_fast_path_reads_as_the_grammar(fast_path("sexpr_call", text), grammar_calls, text, must_read=False)
+
+
+@pytest.mark.parametrize("text", FAST_PATH_CASES)
+def test_the_fast_path_reads_its_subset(text: str) -> None:
+    assert_fast_path_reads_as_the_grammar(fast_path("sexpr_call", text), grammar_calls, text, must_read=True)
 
 
 AGREE = [

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from code_family_support import (BROKEN_SQL, NASTY_INPUTS, OUR_TOOLS, PROPERTY, ROUND_TRIP, SAMPLE, SECOND, SQL_CALLS,
-                                 TEXT, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input, bfcl_calls, calls_for,
+                                 TEXT, THE_EXAMPLE, assert_agrees, assert_answers_nasty_input,
+                                 assert_fast_path_reads_as_the_grammar, bfcl_calls, calls_for, damaged, fast_path,
                                  json_scalar, ref_render, written)
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from support.compare import identical
@@ -19,8 +20,7 @@ from support.protocol_checks import assert_calls, assert_round_trip, assert_tota
 from toolform_rules import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.code_family import grammar_read
-from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.sql_call import SqlValues, fast_statement, fast_statements, sql_literal
+from toolform_rules.protocols.sql_call import SqlValues, sql_literal
 
 P = get_protocol("sql_call")
 
@@ -46,7 +46,7 @@ def test_round_trip_bfcl(drawn) -> None:
     toolset, calls = drawn
     assert_round_trip(P, calls, toolset)
     text = P.render_calls(calls)  # the usual case takes the fast path, reading what the grammar reads
-    assert_calls(written(fast_statements(text)), written(grammar_calls(text)), identical, context=text)
+    assert_calls(written(fast_path("sql_call", text, r"\s*")), written(grammar_calls(text)), identical, context=text)
 
 
 @ROUND_TRIP
@@ -88,34 +88,15 @@ def statements(draw: Any) -> tuple[str, str, list[tuple[str, Any]]]:
 
 
 @PROPERTY
-@given(drawn=statements())
-def test_the_fast_path_agrees_with_the_grammar(drawn) -> None:
+@given(drawn=statements(), junk=st.one_of(st.just(""), st.text(alphabet="'\"\\()[],:=>;-+.eE0 xN|E\n", min_size=1,
+                                                               max_size=3)), where=st.integers(min_value=0))
+def test_the_fast_path_reads_what_the_grammar_reads(drawn, junk: str, where: int) -> None:
+    """The fast path reads every plain statement as the grammar does; damaged, nothing the grammar refuses."""
     text, name, items = drawn
-    by_grammar = written(grammar_calls(text))
-    assert_calls(by_grammar, [(name, items)], identical, context=text)
-    fast = fast_statement(text)
-    assert fast is not None, ("the fast path declined a plain statement", text)
-    assert_calls(written([fast]), by_grammar, identical, context=text)
-
-
-@PROPERTY
-@given(drawn=statements(), junk=st.text(alphabet="'\"\\()[],:=>;-+.eE0 xN|E\n", max_size=3),
-       where=st.integers(min_value=0))
-def test_the_fast_path_never_reads_more_than_the_grammar(drawn, junk: str, where: int) -> None:
-    """Whatever the fast path reads from a damaged statement, the grammar reads the same way (how
-    often it still reads is in the hypothesis statistics; the property above makes it read)."""
-    text = drawn[0]
-    where %= len(text) + 1
-    text = text[:where] + junk + text[where:]
-    fast = fast_statement(text)
-    event("the fast path declined" if fast is None else "the fast path read it")
-    if fast is None:
-        return
-    try:
-        by_grammar = grammar_calls(text)
-    except GrammarFailure:
-        pytest.fail(f"the fast path read what the grammar refuses: {text!r}")
-    assert_calls(written([fast]), written(by_grammar), identical, context=text)
+    if not junk:
+        assert_calls(written(grammar_calls(text)), [(name, items)], identical, context=text)
+    text = damaged(text, junk, where)
+    assert_fast_path_reads_as_the_grammar(fast_path("sql_call", text, r"\s*"), grammar_calls, text, not junk)
 
 
 AGREE = [

@@ -20,7 +20,7 @@ from ..calls import ToolCall
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import Budget, PythonFamily, PythonLists, PythonValues, call_names, python_call_text
+from .code_family import PythonFamily, PythonLists, PythonValues, call_names, python_call_text
 
 #: Toolformer's result part after the calls, up to the "]": "→ 0.29", "-> done"
 RESULT = re.compile(r"[ \t\r\n]*+(?:→|->)[^\]]*+")
@@ -39,17 +39,10 @@ class BracketCall(PythonFamily):
     )
     lists = PythonLists("bracket_call", BracketValues, RESULT)
 
+    unlisted = "the calls are not in square brackets"
+
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
-        budget = Budget(limits)
-        notes: list[str] = []
-        found = self.read_lists(self.lists, text, tools, budget, notes)
-        if found.spans:
-            compliant = bool(found.calls) and not found.failures and not any(c.lenient for c in found.calls)
-            return Extraction(self.finish(found.calls, tools, notes), tuple(notes), compliant)
-        found = self.read_candidates(self.reader, text, tools, budget, notes)
-        if found.calls:
-            notes.append("the calls are not in square brackets")
-        return Extraction(self.finish(found.calls, tools, notes), tuple(notes), False)
+        return self.read_lists(self.lists, text, tools, limits)  # (prose around the brackets is the format)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"[{python_call_text(c)}]" for c in calls)

@@ -1,12 +1,11 @@
 """graphql_call: ``mutation { tool(arg: "value", n: 3) { result } }`` — GraphQL literal syntax.
 
 Grammar: ``grammars/graphql_call.lark``.  Each operation (``mutation``, ``query``,
-``subscription`` or an anonymous ``{ ... }``) in the reply is located (braces matched in
-one pass, strings respected) and read; every root field of it is a call.  The fast path
-reads position by position — compiled patterns for names and punctuation, JSON's C
-decoder for strings and arrays — and needs no bracket matching; block strings,
-single-quoted strings, comments or anything it does not know hand the operation to the
-grammar.
+``subscription`` or an anonymous ``{ ... }``) in the reply is located and read; every root
+field of it is a call.  The fast path reads position by position (compiled patterns for names
+and punctuation, JSON's C decoder for strings and arrays); block strings, single-quoted
+strings, comments or anything it does not know hand the operation (to its closing brace) to
+the grammar.
 
 Input-object keys are written as GraphQL names (``{status: "draft"}``), quoted only when a
 key is not a name; enum words (``status: DRAFT``) are read as text.
@@ -24,7 +23,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, Reject,
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Quoting, Reader, Reject,
                           call_names, json_number, scalar_literal)
 from .reading import JSON_VALUES
 from .values import unquote
@@ -62,6 +61,8 @@ _FIELD = re.compile(r"[ \t\r\n,]*+(?:[^\W\d]\w*+(?:\.\w++)*+[ \t\r\n,]*+:[ \t\r\
                     r"([^\W\d]\w*+(?:\.\w++)*+)[ \t\r\n,]*+")
 #: a selection of plain fields ({ result }), skipped in one go
 _PLAIN_SELECTION = re.compile(r"\{[ \t\r\n,]*+(?:[^\W\d]\w*+(?:\.\w++)*+[ \t\r\n,]*+)++\}[ \t\r\n,]*+")
+#: a quoted key's colon
+_COLON = re.compile(r"[ \t\r\n,]*+:[ \t\r\n,]*+")
 #: an argument's name and its colon
 _ARGUMENT = re.compile(r"[ \t\r\n,]*+([^\W\d]\w*+(?:\.\w++)*+)[ \t\r\n,]*+:[ \t\r\n,]*+")
 
@@ -128,11 +129,10 @@ class GraphqlValues(Literals):
     def sq_string(self, items: Items) -> str:
         return unquote(str(items[0]))
 
-    def enum(self, items: Items) -> str:
-        return str(items[0])
-
     def name_key(self, items: Items) -> str:
         return str(items[0])
+
+    enum = name_key
 
     def true_key(self, _: Items) -> str:
         return "true"
@@ -146,25 +146,16 @@ class GraphqlValues(Literals):
     def object(self, items: Items) -> Object:
         return dict(zip(items[0::2], items[1::2]))
 
-    def argument(self, items: Items) -> Pair:
-        return items[0], items[1]
-
-    def arguments(self, items: Items) -> Items:
-        return list(items)
+    argument = Literals.pair
 
     def field(self, items: Items) -> CallSyntax:
         names = [str(i) for i in items if not isinstance(i, (list, type(None)))]
-        arguments = next((i for i in items if isinstance(i, list)), [])
-        return CallSyntax(names[-1], arguments)
-
-    def sub_field(self, _: Items) -> None:
-        return None
-
-    def sub_arguments(self, _: Items) -> None:
-        return None
+        return CallSyntax(names[-1], next((i for i in items if isinstance(i, list)), []))
 
     def selection(self, _: Items) -> None:
         return None
+
+    sub_field = sub_arguments = selection
 
     def operation(self, items: Items) -> Items:
         return [i for i in items if isinstance(i, CallSyntax)]
@@ -174,44 +165,18 @@ class GraphqlValues(Literals):
 
 
 class _Fast:
-    """The fast path's reader, position by position (``Reject`` outside its subset)."""
+    """The fast path's reader, position by position (:class:`Reject` outside its subset)."""
 
-    __slots__ = ("text", "n")
+    __slots__ = ("text",)
 
     def __init__(self, text: str) -> None:
-        self.text, self.n = text, len(text)
-
-    def skip(self, pos: int) -> int:
-        return _SPACE.match(self.text, pos).end()
-
-    def expect(self, pos: int, char: str) -> int:
-        pos = self.skip(pos)
-        if not self.text.startswith(char, pos):
-            raise Reject
-        return pos + 1
-
-    def name(self, pos: int) -> tuple[str, int]:
-        m = _WORD.match(self.text, self.skip(pos))
-        if m is None:
-            raise Reject
-        return m.group(), m.end()
-
-    def key(self, pos: int) -> tuple[str, int]:
-        pos = self.skip(pos)
-        if self.text.startswith('"', pos):
-            if self.text.startswith('"""', pos):
-                raise Reject
-            key, pos = JSON_VALUES.raw_decode(self.text, pos)
-            return key, pos
-        return self.name(pos)
+        self.text = text
 
     def value(self, pos: int) -> tuple[Any, int]:
-        """The value starting at ``pos`` (white space already skipped) and where it ends."""
+        """The value at ``pos`` (white space passed over) and where it ends."""
         text = self.text
         c = text[pos:pos + 1]
-        if c == '"':
-            if text.startswith('"""', pos):
-                raise Reject
+        if c == '"' and not text.startswith('"""', pos):
             return JSON_VALUES.raw_decode(text, pos)
         if c == "[":
             try:  # a JSON array (the usual case) in one go; else item by item
@@ -227,18 +192,18 @@ class _Fast:
             return out, pos + 1
         if c == "{":
             obj: dict[str, Any] = {}
-            pos = self.pairs(pos + 1, "}", obj)
-            return obj, pos
-        m = _NUMBER.match(text, pos)
-        if m is not None:
-            return json_number(m.group()), m.end()
-        word, end = self.name(pos)
-        return (VALUE_WORDS[word] if word in VALUE_WORDS else word), end
+            return obj, self.pairs(pos + 1, "}", obj)
+        m = _NUMBER.match(text, pos) or _WORD.match(text, pos)
+        if m is None:
+            raise Reject
+        word = m.group()
+        if m.re is _NUMBER:
+            return json_number(word), m.end()
+        return VALUE_WORDS.get(word, word), m.end()
 
     def pairs(self, pos: int, close: str, into: Any) -> int:
         """``key: value`` pairs up to ``close`` put into a dict (or appended to a list); the end."""
         text = self.text
-        append = into.append if isinstance(into, list) else None
         while True:
             m = _ARGUMENT.match(text, pos)
             if m is not None:
@@ -251,9 +216,12 @@ class _Fast:
                 if not text.startswith('"', pos) or text.startswith('"""', pos):
                     raise Reject
                 key, pos = JSON_VALUES.raw_decode(text, pos)  # a quoted key
-                value, pos = self.value(_SPACE.match(text, self.expect(pos, ":")).end())
-            if append is not None:
-                append((key, value))
+                colon = _COLON.match(text, pos)
+                if colon is None:
+                    raise Reject
+                value, pos = self.value(colon.end())
+            if isinstance(into, list):
+                into.append((key, value))
             else:
                 into[key] = value
 
@@ -293,38 +261,18 @@ class _Fast:
             if text.startswith("}", pos):
                 return calls, pos + 1
 
-    def operations(self) -> list[CallSyntax]:
-        """All of the text as operations; each call's span is its operation's."""
-        calls: list[CallSyntax] = []
-        pos = self.skip(0)
-        while pos < self.n:
-            found, end = self.operation(pos)
-            for call in found:
-                call.span = (pos, end)
-            calls.extend(found)
-            pos = self.skip(end)
-        return calls
-
 
 def fast_operation(text: str, pos: int) -> tuple[list[CallSyntax], int] | None:
-    """One operation read from ``pos`` without the grammar, and its end (``None`` outside the subset)."""
+    """The fast path: one operation read from ``pos`` without the grammar, and its end (``None``
+    outside its subset: block strings, single quotes, comments and what it does not know).
+
+    >>> fast_operation('mutation { f(a: "x" b: [RED], o: {k: 1}) { result } }', 0)[0]
+    [CallSyntax('f', [('a', 'x'), ('b', ['RED']), ('o', {'k': 1})], bare=[])]
+    """
     try:
         return _Fast(text).operation(pos)
     except (Reject, RecursionError, ValueError, IndexError):
         return None
-
-
-def fast_operations(text: str) -> list[CallSyntax] | None:
-    """The calls of ``text`` read without the grammar (``None`` when it is outside the fast subset).
-
-    >>> fast_operations('mutation { f(a: "x" b: [RED], o: {k: 1}) { result } }')
-    [CallSyntax('f', [('a', 'x'), ('b', ['RED']), ('o', {'k': 1})], bare=[])]
-    """
-    try:
-        calls = _Fast(text).operations()
-    except (Reject, RecursionError, ValueError, IndexError):
-        return None
-    return calls or None
 
 
 def gql_key(key: Any) -> str:

@@ -1,13 +1,11 @@
 """python_call: ``tool_name(arg=value, ...)`` — calls written as Python, one a line.
 
-Grammar: ``grammars/python_call.lark`` (calls of ``grammars/python_values.lark``).  A
-reply made of calls is read whole by the fast path of
-:mod:`~toolform_rules.protocols.code_family` (JSON's decoder, a quick reader,
-``ast.parse``); otherwise (prose around the calls, names with dashes, a positional value
-after a keyword) each ``name(...)`` in the text is read on its own, the grammar reading
-what the fast path cannot.
-With a toolset, calls in running text count only when they name one of its tools.
-Positional values are bound to the tool's parameters in declaration order.
+Grammar: ``grammars/python_call.lark`` (calls of ``grammars/python_values.lark``).  Each
+``name(...)`` in the reply is read by the code family's fast path, a hand-written reader of
+the grammar's calls, and by the grammar where it declines; what the grammar refuses goes to
+the family's recovery step (a string holding raw line breaks or unescaped quotes of its own
+kind, a set literal: read, and noted).  With a toolset, calls in running text count only when
+they name one of its tools.  Positional values are bound to the tool's parameters in order.
 
 >>> from toolform_rules import sample_toolset
 >>> PROTOCOL.parse('legal_draft_v3("Acme", 5, term_months=12)', sample_toolset()).calls[0].arguments
@@ -21,10 +19,7 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .code_family import CallSyntax, PythonFamily, call_names, plain_calls, python_call_text
-
-#: the most calls a text read directly may hold (more: the full reading, which counts what it may spend)
-DIRECT_CALLS = 16
+from .code_family import PythonFamily, call_names, python_call_text
 
 
 class PythonCall(PythonFamily):
@@ -34,14 +29,6 @@ class PythonCall(PythonFamily):
         description="Each call written as Python, tool_name(arg=value, ...), one a line.",
         parallel=True,
     )
-
-    def read_alone(self, body: str) -> list[CallSyntax] | None:
-        """Plain calls and nothing else (white space or ";" between them), at most :data:`DIRECT_CALLS`:
-        :meth:`read` would take the text as calls alone, find them as its candidates, and read them so."""
-        if not self.alone(body, 0, len(body)):
-            return None
-        found = plain_calls(body, "lines")
-        return found if found is not None and len(found) <= DIRECT_CALLS else None
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(python_call_text(c) for c in calls)

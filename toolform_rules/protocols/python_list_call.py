@@ -1,10 +1,9 @@
 """python_list_call: ``[f(a=1), g(b=2)]`` — every call of the reply in one bracketed list.
 
 Grammar: ``grammars/python_list_call.lark`` (calls of ``grammars/python_values.lark``).
-A reply that is one list is read whole by the code family's fast path; otherwise the
-bracketed lists of calls in it are located and each is read (fast path, then grammar, then
-the family's last resort: a string holding raw line breaks or unescaped quotes of its own kind,
-as LFM2 writes them, and a set literal are read, and noted).
+The bracketed lists of calls in the reply are located and each is read (the code family's
+fast path, then the grammar, then the family's recovery step: a string holding raw line breaks
+or unescaped quotes of its own kind, as LFM2 writes them, and a set literal are read, and noted).
 An empty list is a reply that calls nothing.  Calls written without the brackets are
 still read, and the reply is marked as not keeping to the format.
 
@@ -21,8 +20,7 @@ from ..calls import ToolCall
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (LIST_HEAD, Budget, CallSyntax, PythonFamily, PythonLists, PythonValues, call_names,
-                          leftover_note, plain_list_at, python_call_text)
+from .code_family import PythonFamily, PythonLists, PythonValues, Scan, call_names, leftover_note, python_call_text
 from .reading import strip_code_fence
 
 EMPTY_LIST = re.compile(r"\[[ \t\r\n]*+\]")
@@ -42,32 +40,20 @@ class PythonListCall(PythonFamily):
     )
     lists = PythonLists("python_list_call", PythonListValues)
 
+    unlisted = "the calls are not in a bracketed list"
+
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
         body, offset, _ = strip_code_fence(text)
         if EMPTY_LIST.fullmatch(body):
             return Extraction((), (NO_CALL,), True)
-        budget = Budget(limits)
-        notes: list[str] = []
-        found = self.read_lists(self.lists, body, tools, budget, notes)
-        if found.spans:
-            if len(found.spans) > 1:
-                notes.append(f"the reply holds {len(found.spans)} lists of calls where one was expected; all were read")
-            if found.rest:
-                notes.append(leftover_note(found.rest, "the list"))
-            compliant = (len(found.spans) == 1 and not found.rest and not found.failures
-                         and not any(c.lenient for c in found.calls))
-            return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), compliant)
-        found = self.read_candidates(self.reader, body, tools, budget, notes)
-        if found.calls:
-            notes.append("the calls are not in a bracketed list")
-        return Extraction(self.finish(found.calls, tools, notes, offset), tuple(notes), False)
+        return self.read_lists(self.lists, body, tools, limits, offset)
 
-    def read_alone(self, body: str) -> list[CallSyntax] | None:
-        """One list of calls in the plain form, and no other list of calls after it: :meth:`read` would find it
-        as its first candidate and its last, and read it so."""
-        head = LIST_HEAD.search(body)
-        read = plain_list_at(body, head.start(), len(body), self.lists.tail) if head is not None else None
-        return read[0] if read is not None and LIST_HEAD.search(body, read[1]) is None else None
+    def listed(self, found: Scan, notes: list[str]) -> bool:
+        if len(found.spans) > 1:
+            notes.append(f"the reply holds {len(found.spans)} lists of calls where one was expected; all were read")
+        if found.rest:
+            notes.append(leftover_note(found.rest, "the list"))
+        return len(found.spans) == 1 and not found.rest and super().listed(found, notes)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "[" + ", ".join(python_call_text(c) for c in calls) + "]"

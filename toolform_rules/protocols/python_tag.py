@@ -3,9 +3,10 @@
 Grammar: ``grammars/python_tag.lark`` (calls of ``grammars/python_values.lark``).  Each
 marker starts a segment that runs to ``<|eom_id|>``/``<|eot_id|>``, the next marker or the
 end of the reply; a segment holds calls one a line (or ``;``-separated), a bracketed list
-of calls, or the JSON object Llama also writes there.  Segments are read with
-the code family's fast path (or ``json``) first and the grammar otherwise.  Calls without any marker are
-still read, and the reply is marked as not keeping to the format.
+of calls, or the JSON object Llama also writes there.  A segment's calls are read by the code
+family's fast path (or ``json``), else the segment by the grammar, else by the family's readers
+with its recovery step.  Calls without any marker are still read, and the reply is marked as not
+keeping to the format.
 
 >>> PROTOCOL.parse('<|python_tag|>f(a=1)\\ng(b="x")<|eom_id|>').calls[1].arguments
 {'b': 'x'}
@@ -21,8 +22,8 @@ from ..grammar import GrammarFailure
 from ..limits import Limits
 from ..schema.toolset import Toolset
 from .base import Extraction, ProtocolInfo
-from .code_family import (RECOVERY_SPENT, Budget, CallSyntax, Items, PythonCalls, PythonFamily, PythonLists,
-                          PythonValues, ast_calls, call_names, grammar_read, leftover_note, python_call_text)
+from .code_family import (RECOVERY_SPENT, Budget, CallSyntax, Items, PythonFamily, PythonLists, PythonValues, Reader,
+                          call_names, grammar_read, leftover_note, python_call_text)
 from .json_object import call_from_object
 
 TAG = "<|python_tag|>"
@@ -31,9 +32,25 @@ ENDS = ("<|eom_id|>", "<|eot_id|>")
 
 def _object_call(obj: Any) -> CallSyntax | None:
     found = call_from_object(obj)
-    if found is None:
+    return None if found is None else CallSyntax(found[0], list(found[1].items()))
+
+
+def _json_call(body: str, span: tuple[int, int]) -> CallSyntax | None:
+    """The call of a segment that is the JSON object Llama also writes after the marker."""
+    try:
+        call = _object_call(json.loads(body))
+    except (ValueError, RecursionError):
         return None
-    return CallSyntax(found[0], None, arguments=found[1])
+    if call is not None:
+        call.span = span
+    return call
+
+
+def _nothing_else(rest: str, notes: list[str]) -> bool:
+    """Whether ``rest`` (around the marked calls) is only white space; else a note quotes it."""
+    if rest.strip():
+        notes.append(leftover_note(" ".join(rest.split()), "the marked calls"))
+    return not rest.strip()
 
 
 class PythonTagValues(PythonValues):
@@ -61,40 +78,6 @@ class PythonTagValues(PythonValues):
         return [call for segment in items for call in segment]
 
 
-class _MarkedCalls(PythonCalls):
-    """Calls after a marker: what the fast readers cannot read is left to the segment's grammar
-    (and only what that refuses to the last resort: :meth:`PythonTag._recovered`)."""
-
-    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
-        candidate = text[begin:stop]
-        calls = ast_calls(candidate, "call") if closed and budget.ast(candidate) else None
-        if calls is None or len(calls) != 1:
-            raise GrammarFailure("python_tag", 1, 1)
-        calls[0].span = (begin, stop)
-        return calls
-
-    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
-                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
-        return None  # the segment's grammar has not run yet
-
-
-class _MarkedList(PythonLists):
-    """A list of calls after a marker (as :class:`_MarkedCalls`)."""
-
-    def read_slow(self, text: str, begin: int, stop: int, closed: bool, budget: Budget) -> list[CallSyntax]:
-        candidate = text[begin:stop]
-        calls = ast_calls(candidate, "list") if closed and budget.ast(candidate) else None
-        if calls is None:
-            raise GrammarFailure("python_tag", 1, 1)
-        for call in calls:
-            call.span = (begin + call.span[0], begin + call.span[1]) if call.span else (begin, stop)
-        return calls
-
-    def recover(self, text: str, begin: int, closed_at: int | None, end: int, budget: Budget,
-                notes: list[str]) -> tuple[list[CallSyntax], int] | None:
-        return None  # the segment's grammar has not run yet
-
-
 class PythonTag(PythonFamily):
     info = ProtocolInfo(
         id="python_tag",
@@ -102,10 +85,7 @@ class PythonTag(PythonFamily):
         description="Llama 3.x's convention: Python calls after a <|python_tag|> marker, ended by <|eom_id|>.",
         parallel=True,
     )
-    marked_calls = _MarkedCalls()
-    marked_list = _MarkedList("python_tag", PythonTagValues)
-    #: a list of calls read by the family's readers, the last resort included (the segment's
-    #: grammar reads a list only after a marker)
+    #: a segment that is a list of calls (the segment's grammar reads a list only after a marker)
     call_list = PythonLists("python_list_call", PythonValues)
 
     def read(self, text: str, tools: Toolset | None, limits: Limits) -> Extraction:
@@ -117,9 +97,7 @@ class PythonTag(PythonFamily):
             if found:
                 notes.append("the calls are not after a <|python_tag|> marker")
             return Extraction(self.finish(found, tools, notes), tuple(notes), False)
-        compliant = not text[:first].strip()
-        if not compliant:
-            notes.append(leftover_note(" ".join(text[:first].split()), "the marked calls"))
+        compliant = _nothing_else(text[:first], notes)
         calls: list[CallSyntax] = []
         pos = first
         while pos >= 0:
@@ -129,21 +107,14 @@ class PythonTag(PythonFamily):
                 compliant = False
                 break
             start = pos + len(TAG)
-            following = text.find(TAG, start)
-            stop = following if following >= 0 else len(text)
+            pos = text.find(TAG, start)
+            stop = pos if pos >= 0 else len(text)
             end = min((i for i in (text.find(e, start, stop) for e in ENDS) if i >= 0), default=stop)
-            tail = text[end:stop]
-            for marker in ENDS:
-                if tail.startswith(marker):
-                    tail = tail[len(marker):]
-                    break
-            if tail.strip():
-                compliant = False
-                notes.append(leftover_note(" ".join(tail.split()), "the marked calls"))
+            after = end + len(ENDS[0]) if text.startswith(ENDS, end) else end  # (the end markers are as long)
+            compliant = _nothing_else(text[after:stop], notes) and compliant
             found, clean = self._segment(text, start, end, tools, notes, budget)
             compliant = compliant and clean
             calls.extend(found)
-            pos = following
         if not calls:
             compliant = False
             if not notes:
@@ -153,33 +124,27 @@ class PythonTag(PythonFamily):
     def _segment(self, text: str, start: int, end: int, tools: Toolset | None, notes: list[str],
                  budget: Budget) -> tuple[list[CallSyntax], bool]:
         """The calls of one segment ``text[start:end]`` (spans in the reply), and whether it holds
-        nothing else: its calls read by the fast readers, else the segment by the grammar."""
-        base = start + len(text[start:end]) - len(text[start:end].lstrip())
-        stop = base + len(text[base:end].rstrip())
-        if base == stop:
-            return [], True
+        nothing else: its calls read by the fast path, else the segment by the grammar, else its calls by
+        the family's readers with the recovery step."""
+        segment = text[start:end]
+        base = start + len(segment) - len(segment.lstrip())
+        stop = base + len(segment.strip())
         body = text[base:stop]
-        if body.startswith("{"):
-            try:
-                call = _object_call(json.loads(body))
-            except (ValueError, RecursionError):
-                call = None
-            if call is not None:
-                call.span = (base, stop)
-                return [call], True
+        call = _json_call(body, (base, stop)) if body.startswith("{") else None
+        if not body or call is not None:
+            return [call] if call is not None else [], True
         mark = len(notes)
-        reader = self.marked_list if body.startswith("[") else self.marked_calls
-        found = self.read_candidates(reader, text, tools, budget, notes, base, stop, note_failures=False)
-        if found.calls and not found.failures and not found.rest:
-            return found.calls, not any(c.lenient for c in found.calls)
-        # calls, then prose: a letter in the leftover's first words
-        if found.calls and not found.failures and any(ch.isalpha() for ch in found.rest):
-            notes.append(leftover_note(found.rest, "the marked calls"))
-            return found.calls, False
-        try:  # what the fast readers could not read, or where it stops being calls
+        reader = self.call_list if body.startswith("[") else self.reader
+        found = self.read_candidates(reader, text, tools, budget, notes, base, stop, note_failures=False,
+                                     fast_only=True)
+        if found.calls and not found.failures and (not found.rest or any(ch.isalpha() for ch in found.rest)):
+            if found.rest:  # calls, then prose (a letter in the leftover's first words)
+                notes.append(leftover_note(found.rest, "the marked calls"))
+            return found.calls, not found.rest and not any(c.lenient for c in found.calls)
+        try:  # what the fast path could not read, or where it stops being calls
             calls = grammar_read(self.info.id, PythonTagValues(), TAG + body, budget)
         except GrammarFailure as err:
-            recovered = self._recovered(text, base, stop, tools, budget, notes)
+            recovered = self._recovered(reader, text, base, stop, tools, budget, notes)
             if recovered:
                 del notes[mark:]
                 return recovered, False
@@ -194,12 +159,11 @@ class PythonTag(PythonFamily):
             call.span = (base, stop)
         return calls, not any(c.lenient for c in calls)
 
-    def _recovered(self, text: str, base: int, stop: int, tools: Toolset | None, budget: Budget,
+    def _recovered(self, reader: Reader, text: str, base: int, stop: int, tools: Toolset | None, budget: Budget,
                    notes: list[str]) -> list[CallSyntax]:
-        """The calls of a segment ``text[base:stop]`` its grammar refused, read again by the
-        family's readers, which end with the last resort (:func:`~.code_family.recover_calls`):
-        all of them when they make up the segment, else none (and a note if its budget ran out)."""
-        reader = self.call_list if text.startswith("[", base) else self.reader
+        """The calls of a segment ``text[base:stop]`` its grammar refused, read again by the family's
+        ``reader``, which ends with the recovery step: all of them when they make up the segment, else
+        none (and a note if its budget ran out)."""
         said: list[str] = []
         found = self.read_candidates(reader, text, tools, budget, said, base, stop, note_failures=False)
         if found.calls and not found.failures and not found.rest:

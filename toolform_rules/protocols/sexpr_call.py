@@ -1,14 +1,12 @@
 """sexpr_call: ``(tool :arg "value" :count 3)`` — an S-expression with keyword arguments.
 
-Grammar: ``grammars/sexpr_call.lark``.  Each ``(symbol`` in the reply starts a candidate
-running to its closing parenthesis (strings respected, one pass) and is read; nested
-values are written as JSON (``:contract_details {"status": "draft"}``), which the
-grammar reads as a map, and Lisp forms (``[1 2 3]``, ``'(1 2)``, ``{:k 1}``, ``nil``,
-``#t``) are read too.  The fast path reads keyword by keyword — a compiled pattern for
-the keyword, JSON's C decoder for its value — and needs no bracket matching; comments,
-Lisp lists and vectors, ``#t``/``#f`` or anything else it does not know hand the candidate
-to the grammar.  With a
-toolset, candidates in running text count only when their head names one of its tools.
+Grammar: ``grammars/sexpr_call.lark``.  Each ``(symbol`` in the reply starts a candidate; nested
+values are written as JSON (``:contract_details {"status": "draft"}``), which the grammar reads
+as a map, and Lisp forms (``[1 2 3]``, ``'(1 2)``, ``{:k 1}``, ``nil``, ``#t``) are read too.
+The fast path reads keyword by keyword (a compiled pattern for the keyword, JSON's C decoder
+for its value); comments, Lisp lists and vectors, ``#t``/``#f`` or anything else it does not
+know hand the candidate (to its closing parenthesis) to the grammar.  With a toolset,
+candidates in running text count only when their head names one of its tools.
 
 >>> PROTOCOL.parse('(f :a "x" :n -2 :o {"k": [1, null]} :b true)').calls[0].arguments
 {'a': 'x', 'n': -2, 'o': {'k': [1, None]}, 'b': True}
@@ -24,7 +22,7 @@ from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
 from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Object, Pair, Quoting, Reader, call_names,
-                          calls_making_up, scalar_literal)
+                          scalar_literal)
 from .values import unquote
 
 _SYMBOL_CHARS = r"[\w.\-*/!?<>=$%&+]"
@@ -33,7 +31,6 @@ SEXPR_HEAD = re.compile(r"\([ \t\r\n]*+([^\W\d]" + _SYMBOL_CHARS + r"*+)(?=[\s)\
 SEXPR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.S)
 #: the s-expression's strings for the bracket matcher (a backslash escapes; lines may break inside)
 SEXPR_QUOTING = Quoting(SEXPR_STRING, '"', {'"': r'"(?:[^"\\]++|\\.)*+'})
-_SYMBOL = re.compile(r"[^\W\d]" + _SYMBOL_CHARS + r"*")
 WORDS = {"true": True, "false": False, "null": None, "nil": None}
 
 # the fast path: a keyword, then a value read by JSON's C decoder (or a bare word)
@@ -59,10 +56,6 @@ def decode_sexpr_string(token: str) -> str:
     return token[1:-1] if "\\" not in token else unquote(token)
 
 
-class _Symbol(str):
-    """A bare symbol standing for its own text."""
-
-
 class SexprValues(Literals):
     """A ``sexpr_call.lark`` tree → a list of :class:`~.code_family.CallSyntax`."""
 
@@ -77,8 +70,7 @@ class SexprValues(Literals):
         self.bare.append(str(items[0]))
         return str(items[0])
 
-    def vector(self, items: Items) -> Items:
-        return list(items)
+    vector = Literals.list
 
     def keyword_key(self, items: Items) -> str:
         return str(items[0])[1:]
@@ -101,9 +93,6 @@ class SexprValues(Literals):
 
     def keyword_arg(self, items: Items) -> Pair:
         return str(items[0])[1:], items[1]
-
-    def positional(self, items: Items) -> Pair:
-        return None, items[0]
 
     def sexpr(self, items: Items) -> CallSyntax:
         call = CallSyntax(str(items[0]), list(items[1:]), self.bare)
@@ -159,15 +148,6 @@ def fast_sexpr_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
             items.append((key, value))
     except (ValueError, RecursionError, IndexError):
         return None
-
-
-def fast_sexprs(text: str) -> list[CallSyntax] | None:
-    """The calls of ``text`` (s-expressions and white space only) read without the grammar.
-
-    >>> fast_sexprs('(f :a [1, 2] :b {"k": "v"} :c nil :d red)')
-    [CallSyntax('f', [('a', [1, 2]), ('b', {'k': 'v'}), ('c', None), ('d', 'red')], bare=['red'])]
-    """
-    return calls_making_up(text, fast_sexpr_at, _FAST_SPACE, _FAST_SPACE.match(text).end())
 
 
 def sexpr_literal(value: Any) -> str:

@@ -1,10 +1,9 @@
 """sql_call: ``SELECT tool(arg => 'value', n => 3);`` — PostgreSQL named-argument calls.
 
 Grammar: ``grammars/sql_call.lark``.  Each ``SELECT name(`` (or ``CALL name(``, ``SELECT *
-FROM name(``) in the reply starts a candidate running to its closing parenthesis and an
-optional ``;`` (quotes respected, one pass).  A candidate is read by the fast path — one
-compiled, non-backtracking pattern per argument for the plain form (``name => 'text'``,
-numbers, ``TRUE``/``FALSE``/``NULL``) — and by the grammar when anything else appears.
+FROM name(``) in the reply starts a candidate, read by the fast path (one compiled pattern per
+argument of the plain form: ``name => 'text'``, numbers, ``TRUE``/``FALSE``/``NULL``), and by
+the grammar (to its closing parenthesis and an optional ``;``) when anything else appears.
 
 Objects and arrays are written as JSON text in a string, so values are typed from the
 tool's schema after parsing (``text_values``): ``'{"a": 1}'`` becomes an object where the
@@ -24,8 +23,8 @@ from typing import Any, Iterable, Sequence
 from ..calls import ToolCall
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Pair, Quoting, Reader, Reject, call_names,
-                          calls_making_up, json_number)
+from .code_family import (CallSyntax, CodeFamily, Head, Heads, Items, Literals, Quoting, Reader, Reject, call_names,
+                          json_number)
 from .values import unquote
 
 #: where a statement starts: SELECT/CALL, an optional "* FROM", the function's name and "("
@@ -51,9 +50,28 @@ _FAST_ARG = re.compile(
 #: the end of a statement after its ")": its ";" (white space before it too), or nothing
 _FAST_TAIL: Any = re.compile(r"(?:\s*+;)?")  # matches everywhere
 _CAST = re.compile(r"\s*+::")
-_SPACE: Any = re.compile(r"\s*+")  # matches everywhere
 _KEYWORDS = {"true": True, "false": False, "null": None}
 _RESERVED = frozenset({"true", "false", "null", "array"})
+
+
+#: one thing an E'...' string's body escapes: a doubled quote, or a backslash and what it escapes
+_E_ESCAPE = re.compile(r"''|\\(?:[0-7]{1,3}|x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
+_E_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _e_unescape(escape: re.Match[str]) -> str:
+    text = escape.group()
+    kind = text[1]  # (of "''", the quote)
+    if kind not in "01234567xuU":
+        return _E_SIMPLE.get(kind, kind)
+    if kind not in "xuU":
+        return chr(int(text[1:], 8))
+    if len(text) == 2:
+        raise Reject(f"a malformed \\{kind} escape")
+    code = int(text[2:], 16)
+    if code > 0x10FFFF:
+        raise Reject("an escape beyond Unicode")
+    return chr(code)
 
 
 def decode_e_string(token: str) -> str:
@@ -62,46 +80,7 @@ def decode_e_string(token: str) -> str:
     >>> decode_e_string(r"E'a\nb\x41\'c''d'")
     "a\nbA'c'd"
     """
-    body = token[2:-1]
-    out: list[str] = []
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        if c == "'" and i + 1 < n and body[i + 1] == "'":
-            out.append("'")
-            i += 2
-            continue
-        if c != "\\" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
-        d = body[i + 1]
-        simple = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}.get(d)
-        if simple is not None:
-            out.append(simple)
-            i += 2
-        elif d in "01234567":
-            j = i + 1
-            while j < n and j < i + 4 and body[j] in "01234567":
-                j += 1
-            out.append(chr(int(body[i + 1:j], 8)))
-            i = j
-        elif d in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[d]
-            j = i + 2
-            while j < n and j < i + 2 + width and body[j] in "0123456789abcdefABCDEF":
-                j += 1
-            if j == i + 2 or (d != "x" and j != i + 2 + width):
-                raise Reject(f"a malformed \\{d} escape")
-            code = int(body[i + 2:j], 16)
-            if code > 0x10FFFF:
-                raise Reject("an escape beyond Unicode")
-            out.append(chr(code))
-            i = j
-        else:
-            out.append(d)
-            i += 2
-    return "".join(out)
+    return _E_ESCAPE.sub(_e_unescape, token[2:-1])
 
 
 class SqlValues(Literals):
@@ -116,8 +95,7 @@ class SqlValues(Literals):
     def dq_string(self, items: Items) -> str:
         return unquote(str(items[0]).replace('""', '\\"'))
 
-    def array(self, items: Items) -> Items:
-        return list(items)
+    array = Literals.list
 
     def cast(self, _: Items) -> None:
         return None
@@ -134,14 +112,7 @@ class SqlValues(Literals):
     def quoted_key(self, items: Items) -> str:
         return str(items[0])[1:-1].replace('""', '"')
 
-    def named(self, items: Items) -> Pair:
-        return items[0], items[1]
-
-    def positional(self, items: Items) -> Pair:
-        return None, items[0]
-
-    def arguments(self, items: Items) -> Items:
-        return list(items)
+    named = Literals.pair
 
     def call(self, items: Items) -> CallSyntax:
         arguments = next((i for i in items[1:] if isinstance(i, list)), [])
@@ -189,21 +160,6 @@ def fast_statement_at(text: str, pos: int) -> tuple[CallSyntax, int] | None:
     if _CAST.match(text, pos) is not None:
         return None  # a cast after the call: the grammar's
     return CallSyntax(name, items), _FAST_TAIL.match(text, pos).end()
-
-
-def fast_statement(text: str) -> CallSyntax | None:
-    """One plain statement making up all of ``text`` (``None`` otherwise).
-
-    >>> fast_statement("SELECT f(a => 'x', n => -2.5);")
-    CallSyntax('f', [('a', 'x'), ('n', -2.5)], bare=[])
-    """
-    one = fast_statement_at(text, 0)
-    return one[0] if one is not None and _SPACE.match(text, one[1]).end() == len(text) else None
-
-
-def fast_statements(text: str) -> list[CallSyntax] | None:
-    """The statements making up all of ``text``, each with its span (``None`` unless all are plain)."""
-    return calls_making_up(text, fast_statement_at, _SPACE)
 
 
 def sql_literal(value: Any) -> str:
