@@ -8,21 +8,21 @@ the format's JSON stands and what its values mean; :meth:`Reply.extraction` then
 notes every format gives alike (the first value no reader could take, a group nested too
 deep) and makes the :class:`~toolform_rules.protocols.base.Extraction`.
 
-A value is located and read in one step (:meth:`Reply.values`): at each bracket that may
-start one (found at C speed, up to a marker of the format such as a closing tag standing
-outside any value), the C decoder reads strict JSON straight from the reply and says where
-it ends.  Only when that fails is the group's end found by the quote-aware scanner of
-:mod:`~toolform_rules.protocols.values` (a group nested deeper than twice ``Limits.max_depth``
-gives the complete groups inside it instead, noted: a call's arguments nest at most
-``Limits.max_depth`` levels, inside at most as many of envelope), and the group read by
-:func:`~toolform_rules.protocols.values.lenient_json` (JSON as models write it, through the
-C parser), then by the format's grammar within the reply's
+A value is read on one path (:meth:`Reply.values`): at each bracket that may start one,
+Python's C decoder reads strict JSON straight from the reply and says where it ends (the fast
+path).  Only when that fails is the group's end found by the quote-aware scanner of
+:mod:`~toolform_rules.protocols.values`, and the group read by the format's grammar — the
+specification: every grammar of the family imports ``json_values.lark`` (JSON as models write
+it) and has a rule ``candidate``, one bracket group — within the reply's
 :class:`~toolform_rules.protocols.reading.GrammarBudget`, so Lark never reads more than a
-bounded part of a hostile reply.  Each reader sees a group once.  :func:`call_from_object`,
-:func:`calls_in` and :func:`native_calls` make calls of the values.
+bounded part of a hostile reply.
 
-Every grammar of the family imports ``json_values.lark`` and has a rule ``candidate`` (one
-bracket group of a reply).
+Recovery beyond the grammar is one step, :meth:`Reply.inside`: the complete values inside a
+group that no reader took whole, or that holds no call (the call objects before an array
+breaks off, a call object inside a thought); the format that takes them notes it.  A group
+nested deeper than twice ``Limits.max_depth`` gives its complete inner groups the same way,
+noted.  :func:`call_from_object`, :func:`calls_in` and :func:`native_calls` make calls of
+the values.
 """
 
 from __future__ import annotations
@@ -34,13 +34,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 import attrs
 
 from ..calls import ToolCall
-from ..grammar import GrammarFailure, Transformer, parse
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import GrammarFailure
+from ..limits import Limits
 from .base import Extraction, Protocol, RawCall
-from .duplicates import Repeats, may_repeat, noted, reread
 from .reading import MAX_NOTES, GrammarBudget, strip_code_fence
-from .values import _LEVELS, _MISSING, NOT_JSON, TOO_DEEP, JsonValues, bracket_groups, brackets, group_end, \
-    inner_groups, json_value, lenient_json, read_lenient
+from .values import _LEVELS, _MISSING, TOO_DEEP, JsonValues, Repeats, any_of, bracket_groups, brackets, group_end, \
+    inner_groups, json_value, lexes, may_repeat, noted, read_grammar, reread
 
 if TYPE_CHECKING:
     from ..schema.toolset import Toolset
@@ -51,13 +50,11 @@ MAX_CANDIDATES = 1000
 #: strict JSON from a position of a text: the value, and where it ends (the C scanner that
 #: ``JSONDecoder.raw_decode`` wraps; at a bracket it fails with a ``JSONDecodeError`` that says where)
 _DECODE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_FAILED = (ValueError, StopIteration, RecursionError)
 _BRACKETS = brackets("{[", "}]")
 
-
-#: white space, at C speed
-_BLANKS = re.compile(r"\s*+")
-#: a group this long is scanned once per reply, however many times the reply is read (see ``Reply._scanned``)
-_LONG_GROUP = 4096
+#: JSON as models write it, for the modules that read it by this name (csv_call): strict JSON, else ``_MISSING``
+lenient_json = json_value
 
 
 def _stopped_at(failure: BaseException) -> int:
@@ -143,31 +140,10 @@ class Values(JsonValues):
         return items[0]
 
 
-def read_grammar(grammar: str, text: str, transformer: Transformer, start: str = "start", *,
-                 budget: GrammarBudget | None = None) -> Any:
-    """``text`` through ``grammar`` (from ``start``) and ``transformer``; a :class:`GrammarFailure` otherwise.
-
-    ``budget``: the reply's :class:`GrammarBudget` (a fresh one of the default limits when none).
-
-    >>> read_grammar("json_object", "{'a': [1,],}", Values())
-    [{'a': [1]}]
-    """
-    (GrammarBudget.of(DEFAULT_LIMITS) if budget is None else budget).spend(grammar, text)
-    tree = parse(grammar, text, start)
-    try:
-        return transformer.transform(tree)
-    except RecursionError:
-        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply") from None
-    except Exception as err:  # a callback failed (Lark wraps it): a number Python cannot hold, say
-        raise GrammarFailure(grammar, 1, 1, (), f"a value that cannot be read ({err.__class__.__name__})") from None
-
-
 # --- values as calls -------------------------------------------------------------------------
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
-#: reads arguments written as JSON text that the fast readers could not (``json_object.lark``'s value)
-_ARGUMENTS_TEXT = JsonValues()
 
 Call = tuple[str, dict[str, Any]]
 
@@ -177,64 +153,64 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
 
     Reads ``name``/``tool``/``tool_name``/``function`` for the name (``function`` may also
     be an object holding both) and ``arguments``/``parameters``/``args``/``input`` for the
-    arguments; arguments written as a JSON string are parsed (strict JSON, the lenient fast
-    path, then the grammar within the grammar budget of ``reply``, the reply being read).
-    An object with a name and no arguments key carries its other keys as the arguments
-    (``{"name": "f", "a": 1}``); arguments that are not an object are kept under ``_raw``.
+    arguments; arguments written as a JSON string are parsed (strict JSON, then the grammar
+    within the grammar budget of ``reply``, the reply being read).  An object with a name
+    and no arguments key carries its other keys as the arguments (``{"name": "f", "a": 1}``);
+    arguments that are not an object are kept under ``_raw``.
 
     >>> call_from_object({"name": "f", "arguments": '{"a": 1}'}), call_from_object({"name": "f", "a": 1})
     (('f', {'a': 1}), ('f', {'a': 1}))
     >>> call_from_object({"function": {"name": "g", "arguments": "{'b': True,}"}})
     ('g', {'b': True})
     """
-    if type(obj) is dict:  # the common case first: {"name": "f", "arguments": {...}}
-        name, arguments = obj.get("name"), obj.get("arguments")
-        if type(name) is str and type(arguments) is dict and type(obj.get("function")) is not dict:
-            return name, arguments
     around = []  # the objects the call is read from, for the keys they write twice
-    while True:  # {"function": {"name": ..., "arguments": ...}} (OpenAI's), however deep
-        if not isinstance(obj, dict):
-            return None
+    while isinstance(obj, dict):  # {"function": {"name": ..., "arguments": ...}} (OpenAI's), however deep
         around.append(obj)
         function = obj.get("function")
         if not (isinstance(function, dict) and "name" in function):
             break
         obj = function
+    else:
+        return None
     for name_key in NAME_KEYS:
         name = obj.get(name_key)
         if isinstance(name, str):
             break
     else:
         return None
-    copied = False
     for argument_key in ARGUMENT_KEYS:
         if argument_key in obj:
-            arguments = obj[argument_key]
+            arguments = _arguments(obj[argument_key], reply)
             break
     else:
+        argument_key = ""
         arguments = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
-        copied = True
-    if isinstance(arguments, str):
-        arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        arguments = {"_raw": arguments}
     if reply is not None and reply.repeats is not None:  # (reading arguments written as text may have made it)
-        reply.repeats.call_object(around, arguments, copied=copied)
+        reply.repeats.call_object(around, arguments, copied=not argument_key)
     return name, arguments
 
 
+def _arguments(arguments: Any, reply: "Reply | None") -> dict[str, Any]:
+    """A call object's arguments as an object: JSON text read (:func:`_arguments_text`), none as ``{}``, and
+    what is no object kept under ``_raw``."""
+    if isinstance(arguments, str):
+        arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
+    if arguments is None:
+        return {}
+    return arguments if isinstance(arguments, dict) else {"_raw": arguments}
+
+
 def _arguments_text(text: str, reply: "Reply | None") -> Any:
-    """Arguments written as a JSON string: strict JSON, the lenient fast path, the grammar; else ``{"_raw": text}``.
-    Their keys written twice are recorded in ``reply``'s :attr:`Reply.repeats`."""
+    """Arguments written as a JSON string: strict JSON, else the grammar (within ``reply``'s budget); else
+    ``{"_raw": text}``.  Their keys written twice are recorded in ``reply``'s :attr:`Reply.repeats`."""
     value = json_value(text)
-    if value is _MISSING:
-        try:
-            value = read_grammar("json_object", text, _ARGUMENTS_TEXT, budget=None if reply is None else reply.budget)
-        except GrammarFailure:
-            return {"_raw": text}
-    return value if reply is None else reply.checked(value, text, 0, len(text))
+    if value is not _MISSING:
+        return value if reply is None else reply.checked(value, text, 0, len(text))
+    try:
+        return read_grammar("json_object", text, JsonValues()) if reply is None \
+            else reply.grammar_value(text, "json_object")
+    except GrammarFailure:
+        return {"_raw": text}
 
 
 def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]:
@@ -248,11 +224,7 @@ def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]
         return ([found], 0) if found is not None else ([], 1)
     if not isinstance(value, list):
         return [], 1
-    calls = []
-    for item in value:
-        found = call_from_object(item, reply=reply)
-        if found is not None:
-            calls.append(found)
+    calls = [call for call in (call_from_object(item, reply=reply) for item in value) if call is not None]
     return calls, len(value) - len(calls)
 
 
@@ -277,25 +249,16 @@ def native_calls(value: Any, depth: int = 0, reply: "Reply | None" = None) -> li
     if depth > 12:
         return []
     if isinstance(value, list):
-        out: list[Call] = []
-        for item in value[:MAX_CANDIDATES]:
-            out.extend(native_calls(item, depth + 1, reply))
-        return out
+        return [call for item in value[:MAX_CANDIDATES] for call in native_calls(item, depth + 1, reply)]
     if not isinstance(value, dict):
         return []
     if not value.keys().isdisjoint(_ENVELOPE):  # (a call object, the common case, has none of these keys)
-        out = []
-        for key in ENVELOPE_KEYS:
-            inner = value.get(key)
-            if isinstance(inner, (dict, list)):
-                out.extend(native_calls(inner, depth + 1, reply))
-        if out:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
-            return out
-    if value.get("type") not in ("text", "thinking", "reasoning"):
-        found = call_from_object(value, reply=reply)
-        if found is not None:
-            return [found]
-    return []
+        inside = [call for key in ENVELOPE_KEYS if isinstance(value.get(key), (dict, list))
+                  for call in native_calls(value[key], depth + 1, reply)]
+        if inside:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
+            return inside
+    found = None if value.get("type") in ("text", "thinking", "reasoning") else call_from_object(value, reply=reply)
+    return [] if found is None else [found]
 
 
 def call_json(call: ToolCall, *, indent: int | None = None) -> str:
@@ -309,8 +272,8 @@ def call_json(call: ToolCall, *, indent: int | None = None) -> str:
 
 # --- one reply, read -------------------------------------------------------------------------
 
-#: the failure of a candidate no fast reader took and the grammar could not read either: it is run only
-#: if a note has to say where it stops (:meth:`Reply.failure_of`)
+#: the failure of a candidate the grammar would not read either (a strict-JSON value cut off, a word of prose):
+#: the grammar runs on it only if a note has to say where it stops (:meth:`Reply.failure_of`)
 UNREAD = GrammarFailure("json_values", 1, 1, (), "not read")
 
 
@@ -341,6 +304,7 @@ class Reply:
     ``unreadable``'s words — the format's unless set — for when no call / some call was read).
 
     >>> from toolform_rules.protocols import get_protocol
+    >>> from toolform_rules.limits import DEFAULT_LIMITS
     >>> reply = Reply('Sure: {"name": "f", "arguments": {}} [1', DEFAULT_LIMITS, get_protocol("json_object"))
     >>> reply.values(0, len(reply.text))[0]
     [Candidate(6, 36, dict), Candidate(37, 39, failed)]
@@ -360,9 +324,6 @@ class Reply:
     _budget: GrammarBudget | None = None
     #: the objects of the values read that hold a key written twice (``None`` until one is found)
     repeats: Repeats | None = None
-    #: the long groups scanned so far, by (begin, stop): a second reading of the reply (the call objects
-    #: standing bare in it, when its blocks hold none) does not scan them again
-    _scanned: dict[tuple[int, int], tuple[int, bool, bool]] = {}
 
     def __init__(self, text: str, limits: Limits, format: "JsonFamily") -> None:
         self.text, self.limits, self.format = text, limits, format
@@ -378,10 +339,9 @@ class Reply:
         return self._budget
 
     def again(self) -> "Reply":
-        """A new reading of the same reply (nothing found yet), spending from the same grammar budget (and
-        knowing the long groups scanned already)."""
+        """A new reading of the same reply (nothing found yet), spending from the same grammar budget."""
         other = Reply(self.text, self.limits, self.format)
-        other._budget, other._scanned = self._budget, self._scanned
+        other._budget = self._budget
         return other
 
     def body(self) -> tuple[int, int, bool]:
@@ -393,197 +353,165 @@ class Reply:
         fenced = strip_code_fence(text)
         return fenced.start, fenced.start + len(fenced.body), fenced.fenced
 
-    def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
-        """``value``, read from ``text[begin:end]`` (the reply's text, or text inside it), or — when it may hold
-        a key written twice (:func:`~toolform_rules.protocols.duplicates.may_repeat`) — the same value read
-        again, its objects that do recorded in :attr:`repeats`."""
-        return value if not may_repeat(value, text, begin, end) else self.read_again(value, text, begin, end)
+    def found(self, repeats: Repeats) -> None:
+        """Keep the objects of ``repeats`` (some hold a key written twice) in :attr:`repeats`."""
+        if self.repeats is None:
+            self.repeats = Repeats()
+        self.repeats.merge(repeats)
 
-    def read_again(self, value: Any, text: str, begin: int, end: int) -> Any:
-        """``value``, read from ``text[begin:end]``, read again recording its objects' keys written twice."""
-        again = reread(text[begin:end], self.budget)
+    def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
+        """``value``, strict JSON read from ``text[begin:end]`` (the reply's text, or text inside it), or — when
+        it may hold a key written twice (:func:`~toolform_rules.protocols.values.may_repeat`) — the same
+        value read again, its objects that do recorded in :attr:`repeats`."""
+        if not may_repeat(value, text, begin, end):
+            return value
+        again = reread(text[begin:end])
         if again is None:
             return value
         if again[1]:
-            if self.repeats is None:
-                self.repeats = Repeats()
-            self.repeats.merge(again[1])
+            self.found(again[1])
         return again[0]
 
     def candidate(self, begin: int, end: int, value: Any) -> Candidate:
-        """The value read from ``text[begin:end]`` as a :class:`Candidate` (:meth:`checked`)."""
-        text = self.text
-        return Candidate(begin, end, value if not may_repeat(value, text, begin, end)
-                         else self.read_again(value, text, begin, end))
+        """The strict-JSON value read from ``text[begin:end]`` as a :class:`Candidate` (:meth:`checked`)."""
+        return Candidate(begin, end, self.checked(value, self.text, begin, end))
 
     def values(self, start: int, stop: int, top: str = "{[", until: "re.Pattern[str] | None" = None
                ) -> tuple[list[Candidate], "re.Match[str] | None"]:
-        """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once,
-        and the ``until`` marker that ended the stretch (``None`` when none did).
+        """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once
+        (:meth:`read_at`), and the ``until`` marker that ended the stretch (``None`` when none did).
 
-        At each bracket, strict JSON is read straight from the text (the C scanner says where
-        the value ends); only when that fails does :meth:`read_group` find the group's end
-        and read it otherwise.  The marker counts outside values only; when a value never
-        closes, the first marker after its start ends it and the stretch (and once a value has
-        run to the end of the reply, every later stretch ends at its first marker: linear time
-        whatever the reply holds).  At most :data:`MAX_CANDIDATES` values are read (more are noted).
+        The marker counts outside values only; when a value never closes, the first marker after
+        its start ends it and the stretch (and once a value has run to the end of the reply,
+        every later stretch ends at its first marker: linear time whatever the reply holds).
+        At most :data:`MAX_CANDIDATES` values are read (more are noted).
         """
         text = self.text
-        shallow = 4 * self.limits.max_depth  # a value this long nests at most twice Limits.max_depth deep
-        found: list[Candidate] = []
-        at = start
-        if until is not None and not self.runs_to_end:
-            lead = _BLANKS.match(text, start, stop).end()  # type: ignore[union-attr]
-            if lead < stop and text[lead] in top:
-                # The stretch opens with a value (the common "<tool_call>\n{...}"): strict JSON reads it before
-                # the marker is looked for, so that its text is not searched for one.  (A value strict JSON
-                # does not read is left to the loop below.)
-                try:
-                    value, after = _DECODE(text, lead)
-                except (ValueError, StopIteration, RecursionError):
-                    pass
-                else:
-                    if after <= stop and after - lead <= shallow:
-                        if may_repeat(value, text, lead, after):  # (inline: the commonest value of a reply)
-                            value = self.read_again(value, text, lead, after)
-                        found.append(Candidate(lead, after, value))
-                        at = after
-        marker = None if until is None else until.search(text, at, stop)
+        marker = None if until is None else until.search(text, start, stop)
         if marker is not None and self.runs_to_end:
             return self.values(start, marker.start(), top)[0], marker
-        end = stop if marker is None else marker.start()
-        arrays = "[" in top
-        # strict JSON from the text itself, unless a marker bounds the stretch after a value ran to the end
-        # (it may then read no further than ``stop``: :meth:`read_group` reads the group the scanner finds)
-        strict_first = not self.runs_to_end or stop == len(text)
-        # The next "{" before ``end``, and the next "[" before that brace: each stretch of the text is
-        # searched once (a value's own text is passed over), so the scan is linear.
-        brace = text.find("{", at, end)
+        found: list[Candidate] = []
+        search = any_of(top).search
+        at = start
         while True:
-            bracket = text.find("[", at, end if brace < 0 else brace) if arrays else -1
-            begin = bracket if bracket >= 0 else brace
-            if begin < 0:
+            bracket = search(text, at, stop if marker is None else marker.start())
+            if bracket is None:
                 return found, marker
             if len(found) >= MAX_CANDIDATES:
                 self.more = True
                 return found, None
-            before, closed = len(found), True
-            if not strict_first:
-                at, closed = self.read_group(begin, stop, found)
-            else:
-                try:
-                    value, at = _DECODE(text, begin)
-                except (ValueError, StopIteration, RecursionError) as failed:
-                    at, closed = self.read_group(begin, stop, found, cut=_stopped_at(failed))
-                else:
-                    if at <= stop and at - begin <= shallow:
-                        if may_repeat(value, text, begin, at):
-                            value = self.read_again(value, text, begin, at)
-                        found.append(Candidate(begin, at, value))
-                    else:
-                        at, closed = self.read_group(begin, stop, found, value, at)
+            begin, before = bracket.start(), len(found)
+            at, closed = self.read_at(begin, stop, found)
             if marker is not None and marker.start() < at:  # the marker stood inside the value
                 if not closed and not self.runs_to_end:  # the value breaks off: the marker ends it and the stretch
                     self.runs_to_end = True
                     del found[before:]
                     return found + self.values(begin, marker.start(), top)[0], marker
                 marker = until.search(text, at, stop)  # type: ignore[union-attr]
-                end = stop if marker is None else marker.start()
-                brace = text.find("{", at, end)
-            elif 0 <= brace < at:
-                brace = text.find("{", at, end)
 
-    def read_group(self, begin: int, stop: int, into: list[Candidate], strict: Any = _MISSING,
-                   cut: int | None = None) -> tuple[int, bool]:
-        """Read the bracket group at ``begin`` (ending by ``stop``) into ``into``; return where it ends and
-        whether it closes.
+    def read_at(self, begin: int, stop: int, into: list[Candidate]) -> tuple[int, bool]:
+        """Read the value at ``begin`` (ending by ``stop``) into ``into``; return where it ends and whether it
+        closes.
 
-        ``strict``: the value strict JSON read there, ending at ``cut``; else ``cut`` is where
-        strict JSON stopped (``-1``: not at a place of the text; ``None``: it was not tried).
-        A group nested deeper than twice ``Limits.max_depth`` gives its complete inner groups
-        instead (noted by :meth:`extraction`).
+        Strict JSON straight from the text first (unless a marker bounds the stretch after a value
+        ran to the end: it could read past ``stop``, stretch after stretch); else the group's end
+        is found and the group read by :meth:`read_piece`.  A group nested deeper than twice
+        ``Limits.max_depth`` gives its complete inner groups instead (noted by :meth:`extraction`).
         """
-        text = self.text
-        depth = 2 * self.limits.max_depth
-        if strict is not _MISSING and cut is not None:
-            if cut > stop:
-                strict, cut = _MISSING, -1
-            elif text.count("{", begin, cut) + text.count("[", begin, cut) <= depth:
-                into.append(self.candidate(begin, cut, strict))
-                return cut, True
-        scanned = self._scanned.get((begin, stop)) if self._scanned else None
-        end, closed, deep = scanned or group_end(text, begin, stop, _BRACKETS, depth)
-        if scanned is None and end - begin >= _LONG_GROUP:
-            if not self._scanned:
-                self._scanned = {}  # (the class's empty one is never written to)
-            self._scanned[(begin, stop)] = end, closed, deep
+        text, depth = self.text, 2 * self.limits.max_depth
+        strict, cut = _MISSING, None
+        if not self.runs_to_end or stop == len(text):
+            try:
+                strict, cut = _DECODE(text, begin)
+            except _FAILED as failed:
+                cut = _stopped_at(failed)
+            else:  # a value this long nests at most ``depth`` levels, and so does one of as few brackets
+                if cut <= stop and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
+                        "[", begin, cut) <= depth):
+                    into.append(self.candidate(begin, cut, strict))
+                    return cut, True
+                if cut > stop:
+                    strict, cut = _MISSING, -1
+        end, closed, deep = group_end(text, begin, stop, _BRACKETS, depth)
         if not deep:
             into.append(self.candidate(begin, end, strict) if strict is not _MISSING and cut == end
-                        else self._read_group(begin, end, cut))
+                        else self.read_piece(begin, end, cut))
             return end, closed
         self.too_deep = [*self.too_deep, begin]
         if text.find("}", begin, end) >= 0 or text.find("]", begin, end) >= 0:  # else nothing inside is complete
-            for inner_begin, inner_end, _ in inner_groups(text, begin + 1, end, _BRACKETS, min(_LEVELS, depth)):
-                into.append(self._read_group(inner_begin, inner_end, None))
+            into.extend(self.read_piece(inner, inner_end, None)
+                        for inner, inner_end, _ in inner_groups(text, begin + 1, end, _BRACKETS, min(_LEVELS, depth)))
         return end, closed
 
-    def _read_group(self, begin: int, end: int, cut: int | None) -> Candidate:
+    def read_piece(self, begin: int, end: int, cut: int | None) -> Candidate:
         """The group ``text[begin:end]`` read by strict JSON (unless tried: ``cut`` is where it stopped, ``-1``
-        when not at a place of the text), the lenient reader, else the format's grammar.
+        when not at a place of the text), else by the format's grammar.
 
-        A group that strict JSON read to its end and then wanted more is cut off, and one
-        holding a token no terminal of ``json_values.lark`` reads (a word of prose) is not
-        JSON: when the format's grammar reads JSON values only, it could not read them
-        either, so it is not run unless a note has to say where it stops (:meth:`failure_of`).
+        A group that strict JSON read to its end and then wanted more is cut off, and one that is
+        no run of the grammar's tokens is no JSON (a word of prose): the grammar would stop in
+        them, so it runs only if a note has to say where (:meth:`failure_of`).
         """
         piece = self.text[begin:end]
         if cut is None:
             try:
                 value, stop = _DECODE(piece, 0)
+            except _FAILED as failed:
+                cut = _stopped_at(failed)
+                cut += begin if cut >= 0 else 0
+            else:
                 if stop == len(piece):
                     return self.candidate(begin, end, value)
                 cut = -1
-            except (ValueError, StopIteration, RecursionError) as failed:
-                cut = _stopped_at(failed)
-                cut += begin if cut >= 0 else 0
-        value = read_lenient(piece) if cut < end else NOT_JSON
-        if value is NOT_JSON and not self.format.grammar_may_read(piece):
+        if cut >= end or not self.format.grammar_may_read(piece):
             return Candidate(begin, end, _MISSING, UNREAD)
-        if value is _MISSING or value is NOT_JSON:
-            try:
-                value = self._grammar(piece)
-            except GrammarFailure as failure:
-                return Candidate(begin, end, _MISSING, failure)
-        return self.candidate(begin, end, value)
+        try:
+            return Candidate(begin, end, self.grammar_value(piece))
+        except GrammarFailure as failure:
+            return Candidate(begin, end, _MISSING, failure)
 
-    def _grammar(self, piece: str) -> Any:
-        """``piece`` (one bracket group) read by the format's grammar, within the reply's budget."""
-        return read_grammar(self.format.grammar, piece, self.format.transformer, "candidate", budget=self.budget)
+    def grammar_value(self, piece: str, grammar: str = "") -> Any:
+        """``piece`` read by ``grammar`` (the format's, from its rule ``candidate``, by default), within the
+        reply's budget; the objects that hold a key written twice recorded in :attr:`repeats`."""
+        repeats = Repeats()
+        if grammar:
+            value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget)
+        else:
+            value = read_grammar(self.format.grammar, piece, self.format.transformer.recording(repeats),
+                                 "candidate", budget=self.budget)
+        if repeats:
+            self.found(repeats)
+        return value
 
     def failure_of(self, candidate: Candidate) -> GrammarFailure:
         """Where the grammar stops on ``candidate`` (a failed one), in the reply's lines and columns."""
         failure = candidate.failure
         if failure is UNREAD:
             try:
-                self._grammar(self.text[candidate.begin:candidate.end])
+                self.grammar_value(self.text[candidate.begin:candidate.end])
                 failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast readers could not read")
             except GrammarFailure as stopped:
                 failure = stopped
             candidate.failure = failure
         return relocate(failure, self.text, candidate.begin)  # type: ignore[arg-type]
 
+    def inside(self, candidate: Candidate, top: str = "{[") -> list[Candidate]:
+        """Recovery beyond the grammar, the family's one step: the values inside ``candidate``, a group that no
+        reader took whole or whose value holds no call (what a format takes of them, it notes)."""
+        return self.values(candidate.begin + 1, candidate.end, top)[0]
+
     def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
         """Take ``calls``, each with ``span``; how many."""
         for name, arguments in calls:
-            self.calls.append(RawCall(name, arguments, span) if self.repeats is None
-                              else self.call(name, arguments, span))
+            self.calls.append(self.call(name, arguments, span))
         return len(calls)
 
     def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int] | None, written: Any = None
              ) -> RawCall:
         """The call ``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted).
         ``written``: the arguments as read, when ``arguments`` is a copy made of them."""
-        places = self.repeats.of(arguments if written is None else written) if self.repeats is not None else ()
+        if self.repeats is None:
+            return RawCall(name, arguments, span)
+        places = self.repeats.of(arguments if written is None else written)
         if places:
             self.note(noted(name, places), breaks_format=False)
         return RawCall(name, arguments, span, places)
@@ -591,16 +519,6 @@ class Reply:
     def take(self, value: Any, span: tuple[int, int] | None) -> tuple[int, int]:
         """Take the calls ``value`` holds (a call object, or an array of them), each with ``span``: how many,
         and how many of its elements were not calls (see :func:`calls_in`)."""
-        if type(value) is dict:  # one call object, the common case, at once
-            name, arguments = value.get("name"), value.get("arguments")
-            if type(name) is not str or type(arguments) is not dict or type(value.get("function")) is dict:
-                found = call_from_object(value, reply=self)  # (the above is its common case too)
-                if found is None:
-                    return 0, 1
-                name, arguments = found
-            self.calls.append(RawCall(name, arguments, span) if self.repeats is None
-                              else self.call(name, arguments, span))
-            return 1, 0
         calls, other = calls_in(value, self)
         return self.add(calls, span), other
 
@@ -618,20 +536,17 @@ class Reply:
             self.failures = []
         self.failures.append(candidate)  # type: ignore[attr-defined]
 
-    def blank(self, start: int, stop: int, values: Iterable[Candidate], allowed: "re.Pattern[str] | None" = None
-              ) -> bool:
+    def blank(self, start: int, stop: int, values: Iterable[Candidate] = (),
+              allowed: "re.Pattern[str] | None" = None) -> bool:
         """Whether ``text[start:stop]`` holds nothing but ``values``, white space and ``allowed`` (a pattern)."""
-        text = self.text
-        at = start
+        at, gaps = start, []
         for candidate in values:
             if at < candidate.begin:
-                gap = text[at:candidate.begin]
-                if not gap.isspace() and (allowed is None or allowed.sub("", gap).strip()):
-                    return False
-            if at < candidate.end:
-                at = candidate.end
-        gap = text[at:stop]
-        return not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
+                gaps.append(self.text[at:candidate.begin])
+            at = max(at, candidate.end)
+        gaps.append(self.text[at:stop])
+        return all(not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
+                   for gap in gaps)
 
     def extraction(self) -> Extraction:
         """The result: the calls, the notes (the groups too deep first, the first failure that matters last)."""
@@ -644,13 +559,11 @@ class Reply:
             self.compliant = False
         if self.more:
             self.note(f"the reply holds more than {MAX_CANDIDATES} JSON values; the first {MAX_CANDIDATES} were read")
-        if self.failures:
-            when_none, when_some = self.unreadable or self.format.unreadable
-            for candidate in self.failures:
-                if not self.calls or (when_some and self.text.find(":", candidate.begin, candidate.end) >= 0):
-                    where = self.failure_of(candidate).describe()
-                    self.note(f"{when_none if not self.calls else when_some}: {where}")
-                    break
+        when_none, when_some = self.unreadable or self.format.unreadable
+        for candidate in self.failures:
+            if not self.calls or (when_some and self.text.find(":", candidate.begin, candidate.end) >= 0):
+                self.note(f"{when_none if not self.calls else when_some}: {self.failure_of(candidate).describe()}")
+                break
         compliant = self.compliant and (bool(self.calls) or self.empty_ok)
         return Extraction(tuple(self.calls), tuple(self.notes), compliant)
 
@@ -668,7 +581,7 @@ class JsonFamily(Protocol):
 
     closes_calls = True
 
-    transformer: ClassVar[Transformer] = Values()
+    transformer: ClassVar[JsonValues] = Values()
     unreadable: ClassVar[tuple[str, str]] = ("no JSON could be read", "a JSON candidate could not be read")
 
     @property
@@ -688,13 +601,12 @@ class JsonFamily(Protocol):
         return calls_in(value, reply)[0]
 
     def grammar_may_read(self, piece: str) -> bool:
-        """Whether the grammar might read ``piece``, a bracket group holding a token that ``json_values.lark``
-        has no terminal for: only if the format's grammar adds terminals of its own (it reads JSON values)."""
-        return False
+        """Whether the grammar might read ``piece``, a bracket group strict JSON does not: whether it is a run of
+        ``json_values.lark``'s tokens (and of the format's own, where its grammar adds some)."""
+        return lexes(piece)
 
     def grammar_calls(self, text: str) -> list[Call]:
-        """The calls of a whole reply in the format read by its grammar alone (no fast reader): what the
-        fast readers are held to."""
+        """The calls of a whole reply in the format read by its grammar alone: what the fast path is held to."""
         values = read_grammar(self.grammar, text, self.transformer, budget=GrammarBudget(len(text) + 64))
         return [call for value in values for call in self.calls_of(value)]
 
@@ -722,15 +634,14 @@ class BlockFormat(JsonFamily):
 
     A format sets ``opening`` (its group 1, when it has one, is an info string such as a
     fence's language tag: ``tag`` is the one asked for, ``info_tags`` all those that keep to
-    the format), ``until`` (the
-    marker that ends a block), ``block`` (how a note names block ``{}``), ``unclosed`` (what
-    a note says of a block that is not closed), ``missing`` (what a note calls the marker a
-    reply lacks) and, if other text may stand in a block beside its JSON, ``allowed``.
-    ``closing_optional``: a block may also end where the next one opens, keeping to the
-    format (``until`` then matches opening markers too; :meth:`closes` tells them apart).
-    Each block's values are read up to the first ``until`` marker outside them
-    (:meth:`Reply.values`); a reply whose blocks give no call gives the call objects
-    standing bare in it, noted.
+    the format), ``until`` (the marker that ends a block), ``block`` (how a note names block
+    ``{}``), ``unclosed`` (what a note says of a block that is not closed), ``missing`` (what
+    a note calls the marker a reply lacks) and, if other text may stand in a block beside its
+    JSON, ``allowed``.  ``closing_optional``: a block may also end where the next one opens,
+    keeping to the format (``until`` then matches opening markers too; :meth:`closes` tells
+    them apart).  Each block's values are read up to the first ``until`` marker outside them
+    (:meth:`Reply.values`); a reply whose blocks give no call gives the call objects standing
+    bare in it, noted.
     """
 
     transformer = BlockValues()
@@ -750,69 +661,54 @@ class BlockFormat(JsonFamily):
 
     def read_reply(self, reply: Reply, tools: "Toolset | None") -> Reply:
         text = reply.text
-        n = len(text)
         opening = self.opening.search(text)
-        start, body = (opening.start(), opening.end()) if opening is not None else (n, n)
-        info = opening.group(1) if opening is not None and opening.lastindex else ""
         previous = number = 0
         outside = False
         while opening is not None and number < MAX_CANDIDATES:
             number += 1
-            outside = outside or (previous < start and not text[previous:start].isspace())
-            lone = self.lone_value(reply, body)
-            values, marker = lone if lone is not None else reply.values(body, n, "{[", self.until)
-            end = n if marker is None else marker.start()
-            closed = marker is not None and (not self.closing_optional or self.closes(marker))
-            previous = marker.end() if closed else end  # type: ignore[union-attr]
-            found = skipped = 0
-            for candidate in values:
-                if candidate.failure is not None:
-                    reply.failed(candidate)
-                    continue
-                calls, other = reply.take(candidate.value, (start, previous))
-                found += calls
-                skipped += other and not calls
-            if skipped:
-                reply.note(f"{self.block.format(number)} holds JSON that names no tool")
-            if not closed:
-                reply.note(f"{self.block.format(number)} {self.unclosed}", breaks_format=not self.closing_optional)
-            if not values and (body == end or text[body:end].isspace()):
-                reply.note(f"{self.block.format(number)} is empty")
-            elif lone is None and not reply.blank(body, end, values, self.allowed):
-                reply.note(f"{self.block.format(number)} holds text besides the JSON")
-            if found and info.lower() not in self.info_tags:
-                reply.note(f"{self.block.format(number)} is tagged {info!r}, not {self.tag!r}")
+            outside = outside or not reply.blank(previous, opening.start())
+            previous, marker, closed = self.read_block(reply, number, opening)
             if marker is None:
                 break
             opening = self.opening.search(text, previous) if closed else marker  # (an opening marker: the next block)
-            if opening is not None:
-                start, body = opening.start(), opening.end()
-                info = opening.group(1) if closed and opening.lastindex else ""
         if not reply.calls:
             bare = self.read_bare(reply.again(), number)
             if bare.calls or not number:
                 return bare
-        if outside or (previous < n and not text[previous:].isspace()):
+        if outside or not reply.blank(previous, len(text)):
             reply.note(f"the reply holds text outside the {self.missing}s")
         return reply
 
-    def lone_value(self, reply: Reply, body: int) -> tuple[list[Candidate], "re.Match[str]"] | None:
-        """The block opening at ``body`` when it is the common one, a JSON value strict JSON reads between
-        blanks and then an ``until`` marker: (its value, the marker) — what :meth:`Reply.values` finds there,
-        without its search for more values (the block then holds nothing else); else ``None``."""
-        text = reply.text
-        lead = _BLANKS.match(text, body).end()  # type: ignore[union-attr]
-        if lead == len(text) or text[lead] not in "{[" or reply.runs_to_end:
-            return None
-        try:
-            value, after = _DECODE(text, lead)
-        except (ValueError, StopIteration, RecursionError):
-            return None
-        marker = self.until.search(text, after)
-        if marker is None or after - lead > 4 * reply.limits.max_depth or (
-                marker.start() > after and not text[after:marker.start()].isspace()):
-            return None
-        return [reply.candidate(lead, after, value)], marker
+    def read_block(self, reply: Reply, number: int, opening: "re.Match[str]"
+                   ) -> tuple[int, "re.Match[str] | None", bool]:
+        """Read block ``number``, which ``opening`` opens, and note what it lacks or holds besides its JSON:
+        where it ends (after its closing marker, if it has one), the marker that ended it, and whether
+        that marker closes it."""
+        text, body = reply.text, opening.end()
+        values, marker = reply.values(body, len(text), "{[", self.until)
+        end = len(text) if marker is None else marker.start()
+        closed = marker is not None and (not self.closing_optional or self.closes(marker))
+        after = marker.end() if closed else end  # type: ignore[union-attr]
+        found = skipped = 0
+        for candidate in values:
+            if candidate.failure is not None:
+                reply.failed(candidate)
+                continue
+            calls, other = reply.take(candidate.value, (opening.start(), after))
+            found += calls
+            skipped += other and not calls
+        block, info = self.block.format(number), opening.group(1) if opening.lastindex else ""
+        if skipped:
+            reply.note(f"{block} holds JSON that names no tool")
+        if not closed:
+            reply.note(f"{block} {self.unclosed}", breaks_format=not self.closing_optional)
+        if not values and reply.blank(body, end):
+            reply.note(f"{block} is empty")
+        elif not reply.blank(body, end, values, self.allowed):
+            reply.note(f"{block} holds text besides the JSON")
+        if found and info.lower() not in self.info_tags:
+            reply.note(f"{block} is tagged {info!r}, not {self.tag!r}")
+        return after, marker, closed
 
     def read_bare(self, reply: Reply, blocks: int) -> Reply:
         """The call objects standing bare in a reply whose ``blocks`` (how many) gave no call, noted."""

@@ -65,23 +65,18 @@ class JsonObject(JsonFamily):
 
     def _take(self, reply: Reply, values: list[Candidate], taken: list[Candidate], tries: list[int]) -> None:
         """The calls of ``values``, in order; a value that holds none (or that no reader takes) is looked
-        into, while ``tries`` (one count, shared) lasts."""
+        into (:meth:`Reply.inside`), while ``tries`` (one count, shared) lasts."""
         for candidate in values:
             if tries[0] <= 0:
                 return
             tries[0] -= 1
-            value, span = candidate.value, (candidate.begin, candidate.end)
             if candidate.failure is not None:
                 reply.failed(candidate)
-            elif type(value) is dict and "tool_calls" not in value:  # one call object, the common case
-                if reply.take(value, span)[0]:
-                    taken.append(candidate)
-                    continue
-            elif reply.add(calls_from_value(value, reply=reply), span):
+            elif reply.add(calls_from_value(candidate.value, reply=reply), candidate.span):
                 taken.append(candidate)
                 continue
             if candidate.end - candidate.begin <= RETRY_CHARS:
-                self._take(reply, reply.values(candidate.begin + 1, candidate.end)[0], taken, tries)
+                self._take(reply, reply.inside(candidate), taken, tries)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         objects = [{"name": c.name, "arguments": c.arguments} for c in calls]

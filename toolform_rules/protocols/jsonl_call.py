@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .json_family import JsonFamily, Reply
+from .json_family import Candidate, JsonFamily, Reply
 
 
 class JsonlCall(JsonFamily):
@@ -31,40 +31,46 @@ class JsonlCall(JsonFamily):
     def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
         text = reply.text
         start, stop, _fenced = reply.body()
-        if not text[start:stop].strip():
+        if reply.blank(start, stop):
             reply.empty_ok = True  # no lines: no call
             return reply
         values = reply.values(start, stop)[0]
         previous = start
         layout: list[str] = []
         for candidate in values:
-            value, begin = candidate.value, candidate.begin
-            if candidate.failure is not None:
-                reply.failed(candidate)
-                calls = 0
-            elif isinstance(value, list):
-                calls = reply.take(value, (candidate.begin, candidate.end))[0]
-                if not calls:
-                    continue  # a bracket in prose ("[1]"), not a call
-                reply.note(f"an array of {calls} call(s), not one object per line")
-            else:
-                calls = reply.take(value, (candidate.begin, candidate.end))[0]
-                if not calls:
-                    reply.note("a JSON object that names no tool was skipped")
-            if previous < begin and not text[previous:begin].isspace():
+            calls = self._line(reply, candidate)
+            if calls is None:
+                continue  # a bracket in prose ("[1]"), not a call
+            if not reply.blank(previous, candidate.begin):
                 reply.compliant = False
-            if calls and previous != start and text.find("\n", previous, begin) < 0:
+            if calls and previous != start and text.find("\n", previous, candidate.begin) < 0:
                 layout.append(f"call {len(reply.calls)} shares a line with the one before")
             elif calls and text.find("\n", candidate.begin, candidate.end) >= 0:
                 layout.append(f"call {len(reply.calls)} spans several lines")
             previous = candidate.end
-        if text[previous:stop].strip() or not reply.compliant:
+        if not reply.blank(previous, stop) or not reply.compliant:
             reply.note("the reply holds text besides the JSON lines")
         for sentence in layout:
             reply.note(sentence)
         if not values:
             reply.note("the reply holds no JSON object")
         return reply
+
+    @staticmethod
+    def _line(reply: Reply, candidate: Candidate) -> int | None:
+        """How many calls one value gives (``None``: an array without any, not a line), noted where it is not
+        one call object."""
+        if candidate.failure is not None:
+            reply.failed(candidate)
+            return 0
+        calls = reply.take(candidate.value, candidate.span)[0]
+        if isinstance(candidate.value, list):
+            if not calls:
+                return None
+            reply.note(f"an array of {calls} call(s), not one object per line")
+        elif not calls:
+            reply.note("a JSON object that names no tool was skipped")
+        return calls
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Write each call as one JSON object on a line of its own, and nothing else: "

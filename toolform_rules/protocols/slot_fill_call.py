@@ -92,7 +92,7 @@ class SlotFillCall(JsonFamily):
     unreadable = ("no filled skeleton could be read", "a JSON candidate could not be read")
 
     def grammar_may_read(self, piece: str) -> bool:
-        return "<" in piece or "..." in piece or "…" in piece  # a placeholder
+        return "<" in piece or "..." in piece or "…" in piece or super().grammar_may_read(piece)  # a placeholder
 
     def calls_of(self, value: Any, reply: Reply | None = None) -> list[Call]:
         return [(name, unfilled(arguments)[0]) for name, arguments in calls_in(value, reply)[0]]

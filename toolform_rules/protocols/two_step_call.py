@@ -28,8 +28,8 @@ from ..schema.toolset import Toolset
 from .base import ProtocolInfo
 from .. import grammar
 from ..grammar import GrammarFailure
-from .json_family import Call, JsonFamily, Reply, Values, read_grammar, relocate
-from .reading import tool_of
+from .json_family import Call, Candidate, JsonFamily, Reply, Values, read_grammar, relocate
+from .reading import MAX_NOTES, tool_of
 
 _NAME = r"[^\W\d]\w*(?:[.\-]\w+)*"
 # The grammar's `name` rule, as one regular expression (a property test keeps them in step).
@@ -78,6 +78,27 @@ def _name_lines(text: str, start: int, end: int, most: int = 3) -> list[tuple[in
     return found
 
 
+def _tool_in(reply: Reply, lines: list[tuple[int, int]], tools: Toolset) -> tuple[str, tuple[int, int]] | None:
+    """A tool of ``tools`` named by one of ``lines`` (nearest first) further than the first, else named inside one
+    of them (noted either way)."""
+    text = reply.text
+    for span in lines[1:]:
+        further = NAME_LINE.fullmatch(text, *span)
+        if further is not None and tool_of(tools, further.group(1)) is not None:
+            reply.note(f"the tool name {further.group(1)!r} is not on the line just before its arguments")
+            return further.group(1), span
+    tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
+    for span in lines:
+        line = text[span[0]:span[1]]
+        for word in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
+            if word not in tried and tool_of(tools, word) is not None:
+                reply.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool {word[:60]!r} "
+                           "from it")
+                return word, span
+            tried.add(word)
+    return None
+
+
 #: lines that are blank or a code fence (``fullmatch`` a stretch: it holds nothing else)
 _FENCE_LINES = re.compile(r"(?:[^\S\n]*+(?:```[^\n]*+)?+\n)*+[^\S\n]*+(?:```[^\n]*+)?+")
 
@@ -96,28 +117,8 @@ class TwoStepCall(JsonFamily):
         start, stop, _fenced = reply.body()
         values = reply.values(start, stop, "{")[0]
         previous = start
-        line, counted = 1, 0  # the line number at ``counted`` (counted forward, once)
         for candidate in values:
-            nearest = _name_line(text, previous, candidate.begin)
-            if nearest is None:
-                line, counted = line + text.count("\n", counted, candidate.begin), candidate.begin
-                reply.note(f"the arguments at line {line} have no name line before them")
-                previous = candidate.end
-                continue
-            if candidate.failure is not None:  # (not a call, whatever the line before it says)
-                reply.failed(candidate)
-                previous = candidate.end
-                continue
-            chosen = self._name(reply, previous, candidate.begin, nearest, tools)
-            if chosen is not None:
-                name, (line_start, line_end) = chosen
-                reply.calls.append(reply.call(name, candidate.value, (line_start, candidate.end)))
-                if text.find("\n", line_end, candidate.begin) < 0:
-                    reply.note(f"call {len(reply.calls)}: the name and the arguments share a line")
-                if reply.compliant and ((line_start, line_end) != nearest
-                                        or not _FENCE_LINES.fullmatch(text, previous, line_start)
-                                        or not _FENCE_LINES.fullmatch(text, line_end, candidate.begin)):
-                    reply.compliant = False
+            self._step(reply, previous, candidate, tools)
             previous = candidate.end
         if not values:
             self._name_only(reply, start, stop, tools)
@@ -127,6 +128,29 @@ class TwoStepCall(JsonFamily):
             reply.note("the reply holds text besides the name and arguments lines")
         return reply
 
+    def _step(self, reply: Reply, previous: int, candidate: Candidate, tools: Toolset | None) -> None:
+        """The call of the arguments ``candidate`` and the name line before it (after ``previous``), if any."""
+        text = reply.text
+        nearest = _name_line(text, previous, candidate.begin)
+        if nearest is None:
+            # (its line counted only while a note can still be kept: a reply of many such stays linear)
+            line = text.count("\n", 0, candidate.begin) + 1 if len(reply.notes) < MAX_NOTES else 0
+            reply.note(f"the arguments at line {line} have no name line before them")
+            return
+        if candidate.failure is not None:  # (not a call, whatever the line before it says)
+            reply.failed(candidate)
+            return
+        chosen = self._name(reply, previous, candidate.begin, nearest, tools)
+        if chosen is None:
+            return
+        name, (line_start, line_end) = chosen
+        reply.calls.append(reply.call(name, candidate.value, (line_start, candidate.end)))
+        if text.find("\n", line_end, candidate.begin) < 0:
+            reply.note(f"call {len(reply.calls)}: the name and the arguments share a line")
+        if (line_start, line_end) != nearest or not _FENCE_LINES.fullmatch(text, previous, line_start) \
+                or not _FENCE_LINES.fullmatch(text, line_end, candidate.begin):
+            reply.compliant = False
+
     def _name(self, reply: Reply, start: int, end: int, nearest: tuple[int, int], tools: Toolset | None
               ) -> tuple[str, tuple[int, int]] | None:
         """The tool name for the arguments at ``end``, from the lines of ``text[start:end]`` before them.
@@ -135,38 +159,18 @@ class TwoStepCall(JsonFamily):
         last three lines whose name is a tool, else a tool named inside one of them (noted),
         else as without.
         """
-        text = reply.text
-        bare = text[nearest[0]:nearest[1]].strip(" \t")
-        name: str | None = bare
-        if not (bare.isidentifier() and bare.replace("_", "a").isalnum()):  # else a bare name, as NAME_LINE reads it
-            match = NAME_LINE.fullmatch(text, *nearest)
-            name = None if match is None else match.group(1)
+        match = NAME_LINE.fullmatch(reply.text, *nearest)
+        name = None if match is None else match.group(1)
         if name is not None and (tools is None or tool_of(tools, name) is not None):
             return name, nearest
-        if tools is not None:
-            lines = _name_lines(text, start, end)
-            for span in lines[1:]:
-                further = NAME_LINE.fullmatch(text, *span)
-                if further is not None and tool_of(tools, further.group(1)) is not None:
-                    reply.note(f"the tool name {further.group(1)!r} is not on the line just before its arguments")
-                    return further.group(1), span
-            tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
-            for span in lines:
-                line = text[span[0]:span[1]]
-                for word in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
-                    if word not in tried:
-                        tried.add(word)
-                        if tool_of(tools, word) is not None:
-                            reply.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool "
-                                       f"{word[:60]!r} from it")
-                            return word, span
-        if name is not None:
-            return name, nearest
-        line = text[nearest[0]:nearest[1]]
+        found = None if tools is None else _tool_in(reply, _name_lines(reply.text, start, end), tools)
+        if found is not None or name is not None:
+            return found or (name, nearest)  # type: ignore[return-value]
+        line = reply.text[nearest[0]:nearest[1]]
         try:  # the grammar has the last word (and says where the line stops being a name)
             return read_grammar(self.grammar, line, self.transformer, "name", budget=reply.budget), nearest
         except GrammarFailure as failure:
-            where = relocate(failure, text, nearest[0]).describe()
+            where = relocate(failure, reply.text, nearest[0]).describe()
             reply.note(f"the name line {line.strip()[:60]!r} could not be read: {where}")
             return None
 
