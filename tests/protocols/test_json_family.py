@@ -120,7 +120,8 @@ def test_a_value_that_never_closes_ends_at_the_first_marker_inside_it():
     assert [(c.begin, c.end, c.value) for c in values] == [(19, 27, {"b": 2})] and marker is None
 
 
-def test_relocate_names_terminals_in_words():
-    failure = GrammarFailure("g", 2, 3, ("json_values__double_quoted", "'}'"), "','")
+def test_relocate_moves_a_failure_to_the_reply_s_lines_and_columns():
+    failure = GrammarFailure("g", 2, 3, ("a double-quoted string", "'}'"), "','")
     assert relocate(failure, "abc\ndef", 5).describe() == ("line 3, column 3: expected a double-quoted string or '}', "
                                                            "found ','")
+    assert relocate(GrammarFailure("g", 1, 3, (), "'x'"), "abc\ndef", 5).describe() == "line 2, column 4: 'x'"

@@ -1,28 +1,19 @@
 """The JSON family's skeleton: what json_object, json_array, jsonl_call, code_block_json, native,
-slot_fill_call, two_step_call and tool_call_tags share.
+slot_fill_call, two_step_call and tool_call_tags share.  They carry calls as JSON and differ in what
+stands around it.
 
-They all carry calls as JSON and differ in what stands around it.  :class:`JsonFamily` is
-their base class: its ``read`` makes a :class:`Reply` (the text, its limits and grammar
-budget, what has been found) and hands it to the format's ``read_reply``, which says where
-the format's JSON stands and what its values mean; :meth:`Reply.extraction` then adds the
-notes every format gives alike (the first value no reader could take, a group nested too
-deep) and makes the :class:`~toolform_rules.protocols.base.Extraction`.
+:class:`JsonFamily` is their base class: ``read`` makes a :class:`Reply` (the text, its limits,
+what has been found) and hands it to the format's ``read_reply``, which says where its JSON stands
+and what its values mean; :meth:`Reply.extraction` adds the notes every format gives alike.
 
-A value is read on one path (:meth:`Reply.values`): at each bracket that may start one,
-Python's C decoder reads strict JSON straight from the reply and says where it ends (the fast
-path).  Only when that fails is the group's end found by the quote-aware scanner of
-:mod:`~toolform_rules.protocols.values`, and the group read by the format's grammar — the
-specification: every grammar of the family imports ``json_values.lark`` (JSON as models write
-it) and has a rule ``candidate``, one bracket group — within the reply's
-:class:`~toolform_rules.protocols.reading.GrammarBudget`, so Lark never reads more than a
-bounded part of a hostile reply.
-
-Recovery beyond the grammar is one step, :meth:`Reply.inside`: the complete values inside a
-group that no reader took whole, or that holds no call (the call objects before an array
-breaks off, a call object inside a thought); the format that takes them notes it.  A group
-nested deeper than twice ``Limits.max_depth`` gives its complete inner groups the same way,
-noted.  :func:`call_from_object`, :func:`calls_in` and :func:`native_calls` make calls of
-the values.
+A value is read on one path (:meth:`Reply.values`): at each bracket that may start one, Python's
+C decoder reads strict JSON straight from the reply (the fast path).  When that fails, the group's
+end is found by :mod:`~toolform_rules.protocols.values`'s scanner and the group read by the
+format's grammar — the specification: each imports ``json_values.lark`` and has a rule
+``candidate``, one bracket group — within the reply's grammar budget.  Recovery beyond the grammar
+is one step, :meth:`Reply.inside`: the values inside a group that no reader took whole or that holds
+no call, which the format that takes them notes (and a group nested too deep gives its complete
+inner groups, noted).
 """
 
 from __future__ import annotations
@@ -53,7 +44,7 @@ _DECODE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _FAILED = (ValueError, StopIteration, RecursionError)
 _BRACKETS = brackets("{[", "}]")
 
-#: JSON as models write it, for the modules that read it by this name (csv_call): strict JSON, else ``_MISSING``
+#: (the name csv_call reads JSON by: the fast path, strict JSON, else ``_MISSING``)
 lenient_json = json_value
 
 
@@ -104,29 +95,15 @@ def position(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-_TERMINAL_WORDS = {"json_values__double_quoted": "a double-quoted string",
-                   "json_values__single_quoted": "a single-quoted string",
-                   "json_values__signed_number": "a number", "json_values__true": "true",
-                   "json_values__false": "false", "json_values__null": "null",
-                   "<END-OF-FILE>": "the end of the text"}
-
-
 def relocate(failure: GrammarFailure, text: str, offset: int) -> GrammarFailure:
     r"""``failure`` (on a candidate that starts at ``offset`` of ``text``) with the reply's line and column.
 
-    The names of terminals imported from ``json_values`` are put in words.
-
-    >>> failure = GrammarFailure("g", 1, 3, ("json_values__signed_number",), "'x'")
-    >>> relocate(failure, "ab\ncd", 4).describe()
+    >>> relocate(GrammarFailure("g", 1, 3, ("a number",), "'x'"), "ab\ncd", 4).describe()
     "line 2, column 4: expected a number, found 'x'"
     """
-    expected = tuple(dict.fromkeys(_TERMINAL_WORDS.get(e, e.replace("json_values__", "")) for e in failure.expected))
-    line, column = position(text, offset) if offset > 0 else (1, 1)
-    if failure.line == 1:
-        column += failure.column - 1
-    else:
-        column = failure.column
-    return GrammarFailure(failure.grammar, line + failure.line - 1, column, expected, failure.found)
+    line, column = position(text, offset)
+    column = column + failure.column - 1 if failure.line == 1 else failure.column
+    return GrammarFailure(failure.grammar, line + failure.line - 1, column, failure.expected, failure.found)
 
 
 class Values(JsonValues):
@@ -149,14 +126,9 @@ Call = tuple[str, dict[str, Any]]
 
 
 def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
-    """``(name, arguments)`` of a JSON object that names a tool, else ``None``.
-
-    Reads ``name``/``tool``/``tool_name``/``function`` for the name (``function`` may also
-    be an object holding both) and ``arguments``/``parameters``/``args``/``input`` for the
-    arguments; arguments written as a JSON string are parsed (strict JSON, then the grammar
-    within the grammar budget of ``reply``, the reply being read).  An object with a name
-    and no arguments key carries its other keys as the arguments (``{"name": "f", "a": 1}``);
-    arguments that are not an object are kept under ``_raw``.
+    """``(name, arguments)`` of a JSON object that names a tool (under one of :data:`NAME_KEYS`; ``function``
+    may also be an object holding both), else ``None``.  The arguments are under one of
+    :data:`ARGUMENT_KEYS` (JSON text is read: :func:`_arguments`), else the object's other keys.
 
     >>> call_from_object({"name": "f", "arguments": '{"a": 1}'}), call_from_object({"name": "f", "a": 1})
     (('f', {'a': 1}), ('f', {'a': 1}))
@@ -191,8 +163,7 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
 
 
 def _arguments(arguments: Any, reply: "Reply | None") -> dict[str, Any]:
-    """A call object's arguments as an object: JSON text read (:func:`_arguments_text`), none as ``{}``, and
-    what is no object kept under ``_raw``."""
+    """A call object's arguments as an object: JSON text read, none as ``{}``, what is no object under ``_raw``."""
     if isinstance(arguments, str):
         arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
     if arguments is None:
@@ -201,8 +172,8 @@ def _arguments(arguments: Any, reply: "Reply | None") -> dict[str, Any]:
 
 
 def _arguments_text(text: str, reply: "Reply | None") -> Any:
-    """Arguments written as a JSON string: strict JSON, else the grammar (within ``reply``'s budget); else
-    ``{"_raw": text}``.  Their keys written twice are recorded in ``reply``'s :attr:`Reply.repeats`."""
+    """Arguments written as JSON text: strict JSON, else the grammar (within ``reply``'s budget, its keys written
+    twice recorded there), else ``{"_raw": text}``."""
     value = json_value(text)
     if value is not _MISSING:
         return value if reply is None else reply.checked(value, text, 0, len(text))
@@ -272,8 +243,7 @@ def call_json(call: ToolCall, *, indent: int | None = None) -> str:
 
 # --- one reply, read -------------------------------------------------------------------------
 
-#: the failure of a candidate the grammar would not read either (a strict-JSON value cut off, a word of prose):
-#: the grammar runs on it only if a note has to say where it stops (:meth:`Reply.failure_of`)
+#: a candidate the grammar would not read either: it runs only if a note says where it stops (:meth:`Reply.failure_of`)
 UNREAD = GrammarFailure("json_values", 1, 1, (), "not read")
 
 
@@ -296,12 +266,10 @@ class Candidate:
 
 
 class Reply:
-    """One reply as a format of the family reads it: the text, its limits, and what has been found so far.
-
-    ``calls`` (with spans), ``notes``, ``compliant`` (the reply has kept to the format so
-    far), ``empty_ok`` (a reply without calls keeps to the format too: an empty array),
-    ``failures`` (candidates no reader took; :meth:`extraction` notes the first, with
-    ``unreadable``'s words — the format's unless set — for when no call / some call was read).
+    """One reply as a format of the family reads it: the text, its limits, and what has been found so far:
+    ``calls``, ``notes``, ``compliant`` (so far), ``empty_ok`` (no call keeps to the format too: ``[]``),
+    ``failures`` (candidates no reader took; :meth:`extraction` notes the first, with ``unreadable``'s
+    words — the format's unless set).
 
     >>> from toolform_rules.protocols import get_protocol
     >>> from toolform_rules.limits import DEFAULT_LIMITS
@@ -310,16 +278,14 @@ class Reply:
     [Candidate(6, 36, dict), Candidate(37, 39, failed)]
     """
 
-    # What most replies never change, as class attributes (an instance sets its own when it does):
-    # a reply is read in a few microseconds, and each attribute set costs some of them.
+    # what most replies never change, as class attributes: each attribute set costs a reply time
     empty_ok = False
     unreadable: tuple[str, str] | None = None
     failures: Sequence[Candidate] = ()
     too_deep: Sequence[int] = ()
     #: more than :data:`MAX_CANDIDATES` values stood in a stretch
     more = False
-    #: a value has run to the end of the text once: a stretch that a marker ends then ends at its first
-    #: marker, inside a value or not (another run to the end per stretch would make the reply quadratic)
+    #: a value has run to the end of the text: every later stretch ends at its first marker (else quadratic)
     runs_to_end = False
     _budget: GrammarBudget | None = None
     #: the objects of the values read that hold a key written twice (``None`` until one is found)
@@ -354,15 +320,14 @@ class Reply:
         return fenced.start, fenced.start + len(fenced.body), fenced.fenced
 
     def found(self, repeats: Repeats) -> None:
-        """Keep the objects of ``repeats`` (some hold a key written twice) in :attr:`repeats`."""
+        """Keep ``repeats``'s objects (keys written twice) in :attr:`repeats`."""
         if self.repeats is None:
             self.repeats = Repeats()
         self.repeats.merge(repeats)
 
     def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
-        """``value``, strict JSON read from ``text[begin:end]`` (the reply's text, or text inside it), or — when
-        it may hold a key written twice (:func:`~toolform_rules.protocols.values.may_repeat`) — the same
-        value read again, its objects that do recorded in :attr:`repeats`."""
+        """``value``, strict JSON read from ``text[begin:end]`` — read again when it may hold a key written twice
+        (:func:`~toolform_rules.protocols.values.may_repeat`), those recorded in :attr:`repeats`."""
         if not may_repeat(value, text, begin, end):
             return value
         again = reread(text[begin:end])
@@ -373,18 +338,16 @@ class Reply:
         return again[0]
 
     def candidate(self, begin: int, end: int, value: Any) -> Candidate:
-        """The strict-JSON value read from ``text[begin:end]`` as a :class:`Candidate` (:meth:`checked`)."""
+        """The strict-JSON value read from ``text[begin:end]``, :meth:`checked`."""
         return Candidate(begin, end, self.checked(value, self.text, begin, end))
 
     def values(self, start: int, stop: int, top: str = "{[", until: "re.Pattern[str] | None" = None
                ) -> tuple[list[Candidate], "re.Match[str] | None"]:
         """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once
-        (:meth:`read_at`), and the ``until`` marker that ended the stretch (``None`` when none did).
+        (:meth:`read_at`; at most :data:`MAX_CANDIDATES`), and the ``until`` marker that ended the stretch.
 
-        The marker counts outside values only; when a value never closes, the first marker after
-        its start ends it and the stretch (and once a value has run to the end of the reply,
-        every later stretch ends at its first marker: linear time whatever the reply holds).
-        At most :data:`MAX_CANDIDATES` values are read (more are noted).
+        A marker counts outside values only; when a value never closes, the first marker after its
+        start ends it and the stretch (and every later stretch at its first marker: linear time).
         """
         text = self.text
         marker = None if until is None else until.search(text, start, stop)
@@ -410,13 +373,11 @@ class Reply:
                 marker = until.search(text, at, stop)  # type: ignore[union-attr]
 
     def read_at(self, begin: int, stop: int, into: list[Candidate]) -> tuple[int, bool]:
-        """Read the value at ``begin`` (ending by ``stop``) into ``into``; return where it ends and whether it
-        closes.
+        """Read the value at ``begin`` (ending by ``stop``) into ``into``: where it ends, whether it closes.
 
-        Strict JSON straight from the text first (unless a marker bounds the stretch after a value
-        ran to the end: it could read past ``stop``, stretch after stretch); else the group's end
-        is found and the group read by :meth:`read_piece`.  A group nested deeper than twice
-        ``Limits.max_depth`` gives its complete inner groups instead (noted by :meth:`extraction`).
+        Strict JSON straight from the text (unless a value ran to the end: it could read past ``stop``,
+        stretch after stretch), else the group found and read by :meth:`read_piece`; a group nested
+        deeper than twice ``Limits.max_depth`` gives its complete inner groups (noted by :meth:`extraction`).
         """
         text, depth = self.text, 2 * self.limits.max_depth
         strict, cut = _MISSING, None
@@ -444,12 +405,9 @@ class Reply:
         return end, closed
 
     def read_piece(self, begin: int, end: int, cut: int | None) -> Candidate:
-        """The group ``text[begin:end]`` read by strict JSON (unless tried: ``cut`` is where it stopped, ``-1``
-        when not at a place of the text), else by the format's grammar.
-
-        A group that strict JSON read to its end and then wanted more is cut off, and one that is
-        no run of the grammar's tokens is no JSON (a word of prose): the grammar would stop in
-        them, so it runs only if a note has to say where (:meth:`failure_of`).
+        """The group ``text[begin:end]`` read by strict JSON (unless ``cut`` says where it stopped, ``-1``: not at a
+        place of the text), else by the format's grammar — not given a group cut off or of prose, where it
+        would stop too (:data:`UNREAD`).
         """
         piece = self.text[begin:end]
         if cut is None:
@@ -470,8 +428,8 @@ class Reply:
             return Candidate(begin, end, _MISSING, failure)
 
     def grammar_value(self, piece: str, grammar: str = "") -> Any:
-        """``piece`` read by ``grammar`` (the format's, from its rule ``candidate``, by default), within the
-        reply's budget; the objects that hold a key written twice recorded in :attr:`repeats`."""
+        """``piece`` read by ``grammar`` (the format's rule ``candidate`` by default) within the reply's budget, its
+        keys written twice recorded."""
         repeats = Repeats()
         if grammar:
             value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget)
@@ -495,8 +453,8 @@ class Reply:
         return relocate(failure, self.text, candidate.begin)  # type: ignore[arg-type]
 
     def inside(self, candidate: Candidate, top: str = "{[") -> list[Candidate]:
-        """Recovery beyond the grammar, the family's one step: the values inside ``candidate``, a group that no
-        reader took whole or whose value holds no call (what a format takes of them, it notes)."""
+        """Recovery beyond the grammar, the family's one step: the values inside ``candidate``, a group no reader
+        took whole or whose value holds no call (the format notes what it takes of them)."""
         return self.values(candidate.begin + 1, candidate.end, top)[0]
 
     def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
@@ -507,8 +465,8 @@ class Reply:
 
     def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int] | None, written: Any = None
              ) -> RawCall:
-        """The call ``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted).
-        ``written``: the arguments as read, when ``arguments`` is a copy made of them."""
+        """``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted); ``written``: the
+        arguments as read, when ``arguments`` is a copy."""
         if self.repeats is None:
             return RawCall(name, arguments, span)
         places = self.repeats.of(arguments if written is None else written)
@@ -517,14 +475,12 @@ class Reply:
         return RawCall(name, arguments, span, places)
 
     def take(self, value: Any, span: tuple[int, int] | None) -> tuple[int, int]:
-        """Take the calls ``value`` holds (a call object, or an array of them), each with ``span``: how many,
-        and how many of its elements were not calls (see :func:`calls_in`)."""
+        """Take the calls ``value`` holds, each with ``span``: how many, and how many elements were not calls."""
         calls, other = calls_in(value, self)
         return self.add(calls, span), other
 
     def note(self, sentence: str, *, breaks_format: bool = True) -> None:
-        """Say ``sentence`` (the first :data:`MAX_NOTES` are kept); unless ``breaks_format=False``, the reply
-        does not keep to the format."""
+        """Say ``sentence`` (the first :data:`MAX_NOTES` are kept); the reply breaks the format unless told."""
         if len(self.notes) < MAX_NOTES:
             self.notes.append(sentence)
         if breaks_format:
@@ -571,12 +527,9 @@ class Reply:
 class JsonFamily(Protocol):
     """Base class of the JSON-family protocols: ``read`` makes a :class:`Reply` and hands it to ``read_reply``.
 
-    A format sets ``info`` and ``transformer`` (of its grammar, ``grammars/<id>.lark``, whose
-    rule ``candidate`` reads one bracket group), implements ``read_reply`` (where its JSON
-    stands, what the values mean) and, when its values are not call objects or arrays of
-    them, ``calls_of``.
-    ``unreadable``: what the note on the first value no reader took says, when no call was
-    read and when some were (``""``: no note then).
+    A format sets ``info`` and ``transformer`` (of ``grammars/<id>.lark``), implements ``read_reply``
+    and, when its values are not call objects or arrays of them, ``calls_of``; ``unreadable``: what
+    the note on the first value no reader took says, when no call was read and when some were.
     """
 
     closes_calls = True
@@ -601,8 +554,7 @@ class JsonFamily(Protocol):
         return calls_in(value, reply)[0]
 
     def grammar_may_read(self, piece: str) -> bool:
-        """Whether the grammar might read ``piece``, a bracket group strict JSON does not: whether it is a run of
-        ``json_values.lark``'s tokens (and of the format's own, where its grammar adds some)."""
+        """Whether the grammar might read ``piece``: it is a run of ``json_values.lark``'s tokens."""
         return lexes(piece)
 
     def grammar_calls(self, text: str) -> list[Call]:
@@ -632,16 +584,11 @@ class BlockValues(Values):
 class BlockFormat(JsonFamily):
     """A JSON-family format whose calls stand in blocks: an ``opening`` marker, JSON, a closing marker.
 
-    A format sets ``opening`` (its group 1, when it has one, is an info string such as a
-    fence's language tag: ``tag`` is the one asked for, ``info_tags`` all those that keep to
-    the format), ``until`` (the marker that ends a block), ``block`` (how a note names block
-    ``{}``), ``unclosed`` (what a note says of a block that is not closed), ``missing`` (what
-    a note calls the marker a reply lacks) and, if other text may stand in a block beside its
-    JSON, ``allowed``.  ``closing_optional``: a block may also end where the next one opens,
-    keeping to the format (``until`` then matches opening markers too; :meth:`closes` tells
-    them apart).  Each block's values are read up to the first ``until`` marker outside them
-    (:meth:`Reply.values`); a reply whose blocks give no call gives the call objects standing
-    bare in it, noted.
+    A format sets ``opening`` (its group 1, if any, an info string: ``tag`` the one asked for,
+    ``info_tags`` all that keep to the format), ``until`` (the marker that ends a block; with
+    ``closing_optional``, the next opening one too, told apart by :meth:`closes`), the words of its
+    notes (``block``, ``unclosed``, ``missing``) and ``allowed`` (other text a block may hold).  A
+    reply whose blocks give no call gives the call objects standing bare in it, noted.
     """
 
     transformer = BlockValues()
@@ -681,9 +628,8 @@ class BlockFormat(JsonFamily):
 
     def read_block(self, reply: Reply, number: int, opening: "re.Match[str]"
                    ) -> tuple[int, "re.Match[str] | None", bool]:
-        """Read block ``number``, which ``opening`` opens, and note what it lacks or holds besides its JSON:
-        where it ends (after its closing marker, if it has one), the marker that ended it, and whether
-        that marker closes it."""
+        """Read block ``number``, which ``opening`` opens, noting what it lacks or holds besides its JSON: where
+        it ends, the marker that ended it, and whether that marker closes it."""
         text, body = reply.text, opening.end()
         values, marker = reply.values(body, len(text), "{[", self.until)
         end = len(text) if marker is None else marker.start()

@@ -1,21 +1,14 @@
-"""JSON values as models write them: ``grammars/json_values.lark`` is what they are, read once.
+"""JSON values as models write them (``grammars/json_values.lark``), read once; their keys written twice.
 
 Strict JSON is read by Python's ``json`` (the one fast path, held to the grammar by a property
-test); anything else by the grammar (:func:`read_grammar`, within the reply's
-:class:`~toolform_rules.protocols.reading.GrammarBudget`), whose :class:`JsonValues` transformer
-other grammars that import ``json_values`` reuse.
-
-A key written twice (``{"value": 5, "value": -1}``) is found as the value is read: JSON keeps
-the last value, silently, and so do the readers, but they say so.  :class:`JsonValues` records
-each object that loses a key in a :class:`Repeats`; strict JSON is read again with an
-``object_pairs_hook`` that does the same, but only when :func:`may_repeat` (one ``str.count``
-against the value's keys) says a key may repeat.  :meth:`Repeats.of` then names a call's keys
-written twice by where they stand (``parse_reply`` notes them as a repair, or refuses the call
-under ``rule="as_written"``).
-
-:func:`bracket_groups` finds bracket groups in untrusted text, quote-aware, in linear time at C
-speed (regular expressions without backtracking, ``str.count``, ``itertools.accumulate``; no loop
-of Python over characters).
+test), anything else by the grammar (:func:`read_grammar`, within the reply's
+:class:`~toolform_rules.protocols.reading.GrammarBudget`) through :class:`JsonValues`, which the
+grammars that import ``json_values`` reuse.  A key written twice (``{"value": 5, "value": -1}``)
+keeps its last value, as JSON parsers keep it, and is recorded as the value is read
+(:class:`Repeats`: the grammar's ``object``, or strict JSON's ``object_pairs_hook`` when
+:func:`may_repeat` says a key may repeat), so that a call names it (``parse_reply`` notes it as
+a repair, or refuses the call under ``rule="as_written"``).  :func:`bracket_groups` finds
+bracket groups in untrusted text, quote-aware, linear and at C speed.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ import functools
 import itertools
 import json
 import re
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..engine.report import format_path
 from ..grammar import GrammarFailure, Transformer, parse
@@ -96,7 +89,7 @@ class JsonValues(Transformer):
         self.repeats = repeats
 
     def recording(self, repeats: "Repeats") -> "JsonValues":
-        """This transformer, recording in ``repeats`` (a copy: the protocols share theirs)."""
+        """This transformer recording in ``repeats`` (a copy: protocols share theirs)."""
         clone = copy.copy(self)
         clone.repeats = repeats
         return clone
@@ -149,10 +142,8 @@ def read_grammar(grammar: str, text: str, transformer: Transformer, start: str =
 
 
 def loads_lenient(text: str, grammar: str = "json_object", *, max_grammar_bytes: int = 200_000) -> Any:
-    """A JSON value as models write it: strict JSON through ``json``, else the grammar.
-
-    Raises :class:`GrammarFailure` when neither reads it.  Text longer than
-    ``max_grammar_bytes`` is given to the C parser only.
+    """A JSON value as models write it: strict JSON, else the grammar (not given text longer than
+    ``max_grammar_bytes``); a :class:`GrammarFailure` when neither reads it.
 
     >>> loads_lenient("{'a': True, 'b': [1, 2,],}")
     {'a': True, 'b': [1, 2]}
@@ -186,8 +177,7 @@ def json_value(text: str) -> Any:
         return _MISSING
 
 
-#: the tokens of ``json_values.lark`` (white space and punctuation, strings in either quote, words, numbers):
-#: a text that is not a run of them is no JSON value, and the grammar stops in it
+#: ``json_values.lark``'s tokens: white space and punctuation, strings in either quote, words, numbers
 _TOKENS = re.compile(r"""(?:[\s{}\[\],:]++|"(?:[^"\\\n]++|\\.)*+"|'(?:[^'\\\n]++|\\.)*+'|true|false|null|True|False
                          |None|[+-]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][+-]?+\d++)?+)*+""", re.VERBOSE)
 
@@ -204,7 +194,7 @@ def lexes(text: str) -> bool:
 # --- keys written twice ------------------------------------------------------------------------
 
 def where(path: tuple[str | int, ...], key: str) -> str:
-    """Where a key written twice stands in a call's arguments, in words (at a nested object's path).
+    """Where a key written twice stands in a call's arguments, in words.
 
     >>> where((), "value"), where(("contract_details",), "status"), where(("items", 0), "id")
     ('"value" in the arguments', '"status" in the arguments at contract_details', '"id" in the arguments at items[0]')
@@ -244,12 +234,9 @@ _Known = tuple[dict[str, Any], tuple[str, ...]]
 
 
 class Repeats:
-    """The objects of one reply's values that hold a key written twice, by identity, each with those keys.
-
-    An object is kept here while the reply is read, so its identity stays its own.  ``calls``: what a
-    reader found of a call beside its arguments (the call object's own keys written twice), by the
-    identity of the call's arguments.  Each object and each call is looked at a bounded number of times
-    (the objects that hold others are indexed once): linear in the reply, whatever it repeats.
+    """The objects of one reply's values that hold a key written twice, by identity (kept alive here while
+    the reply is read), with those keys; ``calls``: a call object's own keys written twice, by the identity
+    of the call's arguments.  Each object is indexed once: linear in the reply, whatever it repeats.
 
     >>> repeats = Repeats()
     >>> value = json.JSONDecoder(object_pairs_hook=repeats.pairs).decode('{"a": {"b": 1, "b": 2}, "a2": 3}')
@@ -287,10 +274,9 @@ class Repeats:
         return obj
 
     def call_object(self, around: Sequence[Any], arguments: dict[str, Any], *, copied: bool = False) -> None:
-        """A call was read from the objects ``around`` (the call object, and those a reader passed through to
-        reach it: ``{"function": {...}}``): their keys written twice are the call's.  ``copied``: the
-        arguments are the call object's other keys (``{"name": "f", "a": 1}``), so its keys written twice
-        that they hold are in the arguments."""
+        """A call was read from the objects ``around`` (the call object, and those passed through to reach it:
+        ``{"function": {...}}``): their keys written twice are the call's (in its arguments when ``copied``:
+        they are the call object's other keys, ``{"name": "f", "a": 1}``)."""
         found: list[str] = []
         for obj in around:
             known = self.objects.get(id(obj))
@@ -306,9 +292,8 @@ class Repeats:
         self.calls.update(other.calls)
 
     def of(self, arguments: Any) -> tuple[str, ...]:
-        """Where the call whose arguments are ``arguments`` writes keys twice: what a reader recorded of it
-        beside them, the keys of the object that holds them (the call object), then those of the objects
-        among the arguments, by their paths."""
+        """Where the call whose arguments are ``arguments`` writes keys twice: beside them (the call object's
+        keys), then in the objects among them, by their paths."""
         known = self.calls.get(id(arguments))
         found = list(known[1]) if known is not None and known[0] is arguments else []
         holder = self._holder(arguments)
@@ -345,15 +330,11 @@ class Repeats:
 
 
 def may_repeat(value: Any, text: str, start: int = 0, end: int | None = None) -> bool:
-    """Whether ``value``, read as JSON from ``text[start:end]``, may hold a key written twice: ``False`` is
-    sure, ``True`` wants a look (:func:`reread`).
-
-    Every key stands before a colon of its own, so a value whose objects hold as many keys as the text
-    holds colons (less those of URLs, ``://``, which stand in strings) has no key written twice; the
-    keys of a call object (or an array of them), its arguments and the objects among those are
-    counted first.  Else all keys are counted, and the colons inside the value's strings less those the
-    text writes as escapes (:func:`_counts`): a text that writes a key twice holds more colons than
-    its value's keys and strings.
+    """Whether ``value``, read as JSON from ``text[start:end]``, may hold a key written twice (``False`` is
+    sure; ``True`` wants a look, :func:`reread`): every key stands before a colon of its own, so a text
+    that writes one twice holds more colons than its value's keys and the colons in its strings.  The
+    keys of a call object, its arguments and the objects among those are counted first (against the
+    colons, less those of URLs), all of them only when that does not settle it.
 
     >>> may_repeat({"a": 1}, '{"a": 1}'), may_repeat({"a": 2}, '{"a": 1, "a": 2}')
     (False, True)
@@ -374,7 +355,7 @@ def may_repeat(value: Any, text: str, start: int = 0, end: int | None = None) ->
 
 
 def _call_keys(value: Any) -> int:
-    """The keys of a call object, its arguments and the objects among them (0 for what is no object)."""
+    """The keys of a call object, its arguments and the objects among them."""
     if type(value) is not dict:
         return 0
     arguments = value.get("arguments")
@@ -404,9 +385,8 @@ def _counts(value: Any, counts: list[int]) -> list[int]:
 
 
 def reread(piece: str, budget: GrammarBudget | None = None) -> tuple[Any, Repeats] | None:
-    """``piece`` (one JSON value) read again, recording its objects' keys written twice: the value (equal to the
-    first reading's) and a :class:`Repeats` of them; ``None`` when no reader takes it.  Strict JSON first,
-    then — with a ``budget`` to spend, the reply's — ``json_values.lark``.
+    """``piece`` (one JSON value) read again, its keys written twice recorded: the value and a :class:`Repeats`;
+    ``None`` when no reader takes it (strict JSON, then — with a ``budget``, the reply's — the grammar).
 
     >>> value, repeats = reread('{"a": 1, "a": 2}')
     >>> value, repeats.of(value)
@@ -425,8 +405,7 @@ def reread(piece: str, budget: GrammarBudget | None = None) -> tuple[Any, Repeat
 
 
 def places(arguments: Any, text: str, budget: GrammarBudget | None = None) -> tuple[str, ...]:
-    """Where ``arguments``, read as JSON from all of ``text``, write a key twice (:func:`where`'s words):
-    for a reader whose arguments are one JSON value, with nothing around them to attribute.
+    """Where ``arguments``, read as JSON from all of ``text``, write a key twice (:func:`where`'s words).
 
     >>> places({"a": 2}, '{"a": 1, "a": 2}'), places({"a": 1}, '{"a": 1}')
     (('"a" in the arguments',), ())
@@ -439,47 +418,37 @@ def places(arguments: Any, text: str, budget: GrammarBudget | None = None) -> tu
 
 # --- bracket groups ----------------------------------------------------------------------------
 
-#: How many bracket levels one regular expression follows: a group nested at most this deep
-#: is found by one match; a deeper one is read in pieces (:func:`_group_end`).
+#: How many bracket levels one regular expression follows (a deeper group is read in pieces, :func:`_group_end`)
 _LEVELS = 8
-#: What :func:`bracket_groups` yields: a top-level group; a group nested deeper than asked
-#: (no reader takes it); a complete group inside that one.
+#: What :func:`bracket_groups` yields: a top-level group; one nested deeper than asked; a complete group inside it
 GROUP, TOO_DEEP, INNER = 0, 1, 2
 
 
 class Brackets:
     """The regular expressions that find the groups of one set of brackets, quote-aware, built once per set.
 
-    Inside a group, a ``"`` starts a string, and so does a ``'`` that does not follow a
-    letter or digit (an apostrophe in a word does not); a string ends at its own quote or
-    at a newline, and a backslash in it escapes the next character.  Outside a group
-    quotes mean nothing.  The alternatives of each pattern start with different characters
-    and every repeat is possessive, so no pattern backtracks: a match is linear in what it
-    reads.
-
-    ``group[k]`` (``1 <= k <= _LEVELS``): one group nested at most ``k`` levels deep;
-    ``tokens``: whole tokens (runs of brackets, strings that end, other text), stopping
-    before a string that would run past the end;  ``skeleton``: a run of whole tokens that
-    are not brackets (``re.sub`` removes them: the brackets outside strings are left);
-    ``to_closer``/``to_opener``: whole tokens up to the next closing/opening bracket;
-    ``deltas``/``others``: ``bytes.translate`` arguments that keep a text's brackets only, as
-    +1 and -1;  :meth:`step` and :meth:`opener_step`: see there.
+    Inside a group, a ``"`` starts a string, and so does a ``'`` that does not follow a letter or
+    digit; a string ends at its own quote or a newline, a backslash in it escapes the next
+    character.  Outside a group quotes mean nothing.  No pattern backtracks (the alternatives start
+    with different characters, every repeat is possessive).  ``group[k]``: a group nested at most
+    ``k`` levels deep; ``tokens``: whole tokens, stopping before a string that would run past the
+    end; ``skeleton``: a run of whole tokens that are not brackets; ``deltas``/``others``:
+    ``bytes.translate`` arguments that keep a text's brackets only, as +1 and -1.
     """
 
-    __slots__ = ("openers", "closers", "group", "tokens", "skeleton", "to_closer", "to_opener", "deltas", "others",
-                 "_o", "_c", "_token", "_nonplain", "_steps")
+    __slots__ = ("openers", "closers", "group", "tokens", "skeleton", "deltas", "others", "_atom", "_token",
+                 "_patterns")
 
     def __init__(self, openers: str, closers: str) -> None:
         self.openers, self.closers = openers, closers
-        o, c = self._o, self._c = re.escape(openers), re.escape(closers)
-        plain = rf"""[^{o}{c}"']++"""
+        o, c = re.escape(openers), re.escape(closers)
         double = r'"(?:[^"\\\n]++|\\[\s\S])*+'
         # a quote first in every alternative (``re`` then searches for one at C speed), what it follows after it
         single = r"'(?<![^\W_]')(?:[^'\\\n]++|\\[\s\S])*+"
         apostrophe = r"'(?<=[^\W_]')"
+        plain = rf"""[^{o}{c}"']++"""
         # a string that reaches the end of the text without its quote ends there
-        self._nonplain = rf"""{double}["\n]?|{single}['\n]?|{apostrophe}"""
-        atom = rf"{plain}|{self._nonplain}"
+        atom = self._atom = rf"""{plain}|{double}["\n]?|{single}['\n]?|{apostrophe}"""
         levels = [rf"(?:{atom})*+"]  # levels[k]: the inside of a group of at most k + 1 levels
         for _ in range(_LEVELS - 1):
             levels.append(rf"(?:[{o}]{levels[-1]}[{c}]|{atom})*+")
@@ -489,27 +458,28 @@ class Brackets:
         self.skeleton = re.compile(rf"(?:{self._token})++")
         self.deltas = bytes.maketrans((openers + closers).encode(), b"\x01" * len(openers) + b"\xff" * len(closers))
         self.others = bytes(i for i in range(256) if chr(i) not in openers + closers)
-        self.to_closer = re.compile(rf"""(?:[^{c}"']++|{self._nonplain})*+""")
-        self.to_opener = re.compile(rf"""(?:[^{o}"']++|{self._nonplain})*+""")
-        self._steps: dict[int, "re.Pattern[str]"] = {}
-
-    def opener_step(self, power: int) -> "re.Pattern[str]":
-        """Whole tokens up to and including the ``2 ** power``-th opening bracket (compiled on first use)."""
-        return self._step(-1 - power, rf"""(?:[^{self._o}"']++|{self._nonplain})*+[{self._o}]""")
+        self._patterns: dict[Any, "re.Pattern[str]"] = {}
 
     def step(self, power: int) -> "re.Pattern[str]":
         """Whole tokens up to and including the ``2 ** power``-th bracket (compiled on first use)."""
-        return self._step(power, rf"(?:{self._token})*+[{self._o}{self._c}]")
+        if power not in self._patterns:
+            self._patterns[power] = re.compile(rf"(?:(?:{self._token})*+[{re.escape(self.openers + self.closers)}])"
+                                               rf"{{{1 << power}}}")
+        return self._patterns[power]
 
-    def _step(self, key: int, one: str) -> "re.Pattern[str]":
-        pattern = self._steps.get(key)
-        if pattern is None:
-            pattern = self._steps[key] = re.compile(rf"(?:{one}){{{1 << (key if key >= 0 else -1 - key)}}}")
-        return pattern
+    def inner(self, levels: int) -> "re.Pattern[str]":
+        """The whole tokens before the next group of at most ``levels`` levels, and that group (``""`` at the end,
+        which the tokens then reach): ``findall`` gives the groups, linear (compiled on first use)."""
+        key = ("inner", levels)
+        if key not in self._patterns:
+            group, o, c = self.group[levels].pattern, re.escape(self.openers), re.escape(self.closers)  # type: ignore
+            # (an opener right before ``levels`` more holds too many: passed without a try)
+            self._patterns[key] = re.compile(rf"((?:{self._atom}|[{c}]|[{o}](?=[{o}]{{{levels}}})|(?!{group})[{o}])*+)"
+                                             rf"({group})?")
+        return self._patterns[key]
 
     def brackets_of(self, text: str, at: int, stop: int) -> str:
-        """``text[at:stop]`` (whole tokens) without what is not a bracket outside its strings, as far as telling
-        the brackets apart needs (a stretch without quotes is returned whole)."""
+        """``text[at:stop]`` (whole tokens) without its strings (without anything but brackets, if it has any)."""
         if text.find('"', at, stop) < 0 and text.find("'", at, stop) < 0:
             return text[at:stop]
         context = "a" if text[at - 1:at].isalnum() else " "  # what an apostrophe at ``at`` follows
@@ -520,11 +490,8 @@ class Brackets:
 
 
 class _GroupPatterns(dict[int, "re.Pattern[str] | None"]):
-    """``Brackets.group``: the pattern of a group of at most ``k`` levels, compiled when first asked for.
-
-    Each costs about a millisecond to compile and a process often needs one of the eight
-    (a reply's groups are read with the deepest); ``[0]`` is ``None``, no pattern.
-    """
+    """``Brackets.group``: the pattern of a group of at most ``k`` levels, compiled when first asked for (each
+    costs a millisecond; a process mostly needs one); ``[0]`` is ``None``."""
 
     __slots__ = ("_opener", "_closer", "_levels")
 
@@ -566,13 +533,9 @@ def group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None =
 
 
 def _group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None) -> tuple[int, bool, bool]:
-    """Where the group opening at ``begin`` ends, read in pieces (see :func:`group_end`).
-
-    The group is read in pieces of doubling size, each cut where a token ends (:func:`_pieces`).
-    A piece's brackets outside strings are counted; only when those counts say the depth may
-    reach zero, or pass ``depth``, in the piece are its running depths computed
-    (``itertools.accumulate`` over its brackets as +1/-1).  C speed throughout: a few calls of
-    Python per piece.
+    """Where the group opening at ``begin`` ends, read in pieces of doubling size (:func:`_pieces`): a piece's
+    brackets outside strings are counted, and only when the depth may reach zero (or pass ``depth``) in it
+    are its running depths computed (``itertools.accumulate``).  A few calls of Python per piece.
     """
     level, deep = 0, False
     for at, stop in _pieces(text, begin, n, kind):
@@ -585,7 +548,7 @@ def _group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None)
             if depth is not None and not deep:
                 deep = level + max(running[:last + 1] if last >= 0 else running) > depth
             if last >= 0:
-                return _after_brackets(text, at, n, kind.step, last + 1), True, deep
+                return _after_brackets(text, at, n, kind, last + 1), True, deep
         level += opens - closes
     return n, False, deep
 
@@ -608,13 +571,12 @@ def _pieces(text: str, at: int, n: int, kind: Brackets) -> Iterator[tuple[int, i
         at = stop
 
 
-def _after_brackets(text: str, at: int, n: int, step: Callable[[int], "re.Pattern[str]"], count: int) -> int:
-    """The position just after the ``count``-th bracket that ``step`` counts (:meth:`Brackets.step`, or
-    :meth:`Brackets.opener_step`) outside strings from ``at``: a few matches, one per bit of ``count``."""
+def _after_brackets(text: str, at: int, n: int, kind: Brackets, count: int) -> int:
+    """The position just after the ``count``-th bracket outside strings from ``at``: one match per bit of ``count``."""
     power = 0
     while count:
         if count & 1:
-            at = step(power).match(text, at, n).end()  # type: ignore[union-attr]
+            at = kind.step(power).match(text, at, n).end()  # type: ignore[union-attr]
         count >>= 1
         power += 1
     return at
@@ -625,16 +587,11 @@ def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers
                    depth: int | None = None) -> Iterator[tuple[int, int, int]]:
     """The bracket groups of ``text[start:end]``, in order, as ``(begin, end, what)``; found lazily.
 
-    A group opens at one of ``top`` (default ``openers``) outside any group; inside it every
-    one of ``openers`` opens a level and every one of ``closers`` closes one (of whatever
-    kind), quotes respected (see :class:`Brackets`).  ``what`` is :data:`GROUP` for a group
-    (one still open at ``end`` ends there: a truncated reply).  With ``depth``, a group that
-    nests deeper than ``depth`` levels is :data:`TOO_DEEP` (no reader takes it), followed by
-    the complete groups inside it (:data:`INNER`: the outermost ones of at most ``_LEVELS``
-    levels, and at most ``depth``), so that a call after a run of stray brackets is found.  Linear
-    and at C speed: a group of at most ``_LEVELS`` levels is one regular-expression match,
-    any other is read in pieces (:func:`_group_end`), and each group is read once (the
-    groups inside a :data:`TOO_DEEP` one once more).
+    A group opens at one of ``top`` (default ``openers``) outside any group; inside it every one of
+    ``openers`` opens a level and every one of ``closers`` closes one, quotes respected (see
+    :class:`Brackets`).  ``what`` is :data:`GROUP` (one still open at ``end`` ends there); with
+    ``depth``, a group nested deeper is :data:`TOO_DEEP`, followed by the outermost complete groups
+    inside it (:data:`INNER`, at most ``_LEVELS`` and ``depth`` levels).  Linear, at C speed.
 
     >>> list(bracket_groups('x {"a": "}"} [1] {"b"'))
     [(2, 12, 0), (13, 16, 0), (17, 21, 0)]
@@ -659,44 +616,20 @@ def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers
 
 
 def inner_groups(text: str, start: int, n: int, kind: Brackets, levels: int) -> Iterator[tuple[int, int, int]]:
-    """The outermost complete groups of at most ``levels`` levels in ``text[start:n]``.
-
-    From each closing bracket on (found at C speed), only the last ``levels`` openers
-    before it can start such a group (an earlier one holds more than ``levels`` levels
-    before anything closes), so the openers before those are passed by counting, and each
-    of the others costs one try of ``group[levels]``: linear, whatever runs of brackets the
-    text holds.
+    """The outermost complete groups of at most ``levels`` levels in ``text[start:n]`` (:meth:`Brackets.inner`:
+    each character is looked at by at most ``levels + 1`` tries of a group).
 
     >>> list(inner_groups('[[[{"a": [1]} [2]', 1, 17, brackets("{[", "}]"), 2))
     [(3, 13, 2), (14, 17, 2)]
     """
-    group = kind.group[levels].match  # type: ignore[union-attr]
-    to_closer, to_opener = kind.to_closer.match, kind.to_opener.match
-    at = to_opener(text, start, n).end()  # type: ignore[union-attr]
-    while at < n:
-        closer = to_closer(text, at, n).end()  # type: ignore[union-attr]
-        if closer >= n:
-            return
-        many = kind.count(kind.brackets_of(text, at, closer), kind.openers) - levels
-        if many > 0:  # these cannot: pass them
-            at = _after_brackets(text, at, closer, kind.opener_step, many)
-            at = to_opener(text, at, closer).end()  # type: ignore[union-attr]
-        found = None
-        while at < closer and found is None:
-            found = group(text, at, n)
-            if found is None:
-                at = to_opener(text, at + 1, closer).end()  # type: ignore[union-attr]
-        if found is not None:
-            yield at, found.end(), INNER
-        at = to_opener(text, closer + 1 if found is None else found.end(), n).end()  # type: ignore[union-attr]
+    for found in kind.inner(levels).finditer(text, start, n):
+        if found.end() > found.end(1):
+            yield found.end(1), found.end(), INNER
 
 
 def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: int = 1000) -> list[tuple[int, int]]:
-    """The top-level ``opener…closer`` groups of ``text`` (quotes respected), in one linear scan.
-
-    A group still open at the end of the text is returned too, ending there (a truncated
-    reply); at most ``limit`` groups.  Only ``opener`` and ``closer`` count as brackets (see
-    :func:`bracket_groups`, which does the scanning).
+    """The top-level ``opener…closer`` groups of ``text`` (quotes respected; one still open at the end ends
+    there), at most ``limit`` (see :func:`bracket_groups`).
 
     >>> balanced_spans('x {"a": "}"} y {"b": {}} {"c"')
     [(2, 12), (15, 24), (25, 29)]
