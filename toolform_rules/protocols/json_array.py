@@ -1,10 +1,8 @@
 """json_array: ``[{"name": "tool", "arguments": {...}}, ...]`` — always an array, even for one call.
 
-Grammar: ``grammars/json_array.lark`` (an array, or a lone call object, of JSON as models
-write it).  In prose, the first array that holds calls is the answer (a bracket in prose
-such as ``[1]`` is not); call objects without an array around them are read when there is
-no array, noted.  An array that breaks off (a truncated reply) still gives the complete
-call objects before the break, with a note saying where it broke.
+Grammar: ``grammars/json_array.lark``.  In prose, the first array that holds calls is the answer (``[1]``
+is not); call objects standing bare are read when there is no array, noted.  An array that breaks off
+gives the complete call objects before the break (the family's recovery), noted with where it broke.
 
 >>> from toolform_rules.calls import ToolCall
 >>> reply = PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {})])

@@ -1,9 +1,8 @@
 """jsonl_call: JSON Lines — ``{"name": "tool", "arguments": {...}}``, one call object per line.
 
-Grammar: ``grammars/jsonl_call.lark``.  Every JSON value of the reply is read, so prose
-between the lines, a pretty-printed object or two objects on one line still give their
-calls, with a note that the reply is not one object per line.  An empty reply is "no call"
-and keeps to the format.
+Grammar: ``grammars/jsonl_call.lark``.  Every JSON value of the reply is read, so prose between the lines,
+a pretty-printed object or two objects on one line still give their calls, noted.  An empty reply is "no
+call" and keeps to the format.
 
 >>> from toolform_rules.calls import ToolCall
 >>> reply = PROTOCOL.render_calls([ToolCall("f", {"a": "x\\ny"}), ToolCall("g", {})])
