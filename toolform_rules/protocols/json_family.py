@@ -18,6 +18,7 @@ inner groups, noted).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
 #: At most this many values (and as many blocks of a format) are read from one reply.
 MAX_CANDIDATES = 1000
 
-#: strict JSON from a position of a text: the value, and where it ends (the C scanner that
-#: ``JSONDecoder.raw_decode`` wraps; at a bracket it fails with a ``JSONDecodeError`` that says where)
+#: strict JSON at a position of a text: the value and where it ends (else a ``JSONDecodeError`` says where it stops)
 _DECODE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _FAILED = (ValueError, StopIteration, RecursionError)
 _BRACKETS = brackets("{[", "}]")
@@ -49,12 +49,8 @@ lenient_json = json_value
 
 
 def _stopped_at(failure: BaseException) -> int:
-    """Where :data:`_DECODE` stopped: a ``JSONDecodeError`` says so, and so does a ``StopIteration`` (no
-    value where one must start, as in ``{"a": ``); ``-1`` for anything else (nested too deeply).
-
-    >>> _stopped_at(StopIteration(6)), _stopped_at(RecursionError())
-    (6, -1)
-    """
+    """Where :data:`_DECODE` stopped (a ``StopIteration`` says so too: no value where one must start); ``-1``
+    for anything else (nested too deeply)."""
     if isinstance(failure, StopIteration):
         return failure.value if isinstance(failure.value, int) else -1
     return getattr(failure, "pos", -1)
@@ -62,27 +58,15 @@ def _stopped_at(failure: BaseException) -> int:
 
 def value_spans(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
                 limit: int = MAX_CANDIDATES, depth: int | None = None) -> list[tuple[int, int]]:
-    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``, at most ``limit``.
+    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``, at most ``limit``
+    (:func:`~toolform_rules.protocols.values.bracket_groups`; one nested deeper than ``depth`` gives the
+    complete groups inside it in its place).
 
-    ``{}`` and ``[]`` nest together, quotes are respected inside a group, and a group still
-    open at the end is returned up to the end (a truncated reply).  A group nested deeper
-    than ``depth`` is not returned; the complete groups inside it are, in its place (see
-    :func:`~toolform_rules.protocols.values.bracket_groups`, which scans: linear, C speed).
-
-    >>> value_spans('see [1] and {"a": "}"} then [{"b": 2}, ')
-    [(4, 7), (12, 22), (28, 39)]
-    >>> value_spans('see [1] and [{"a": 1}]', openers="{")
-    [(13, 21)]
-    >>> value_spans('[[[{"a": [1]}]]] [2]', depth=3)
-    [(2, 14), (17, 20)]
+    >>> value_spans('see [1] and {"a": "}"} then [{"b": 2}, '), value_spans('[[[{"a": [1]}]]] [2]', depth=3)
+    ([(4, 7), (12, 22), (28, 39)], [(2, 14), (17, 20)])
     """
-    spans: list[tuple[int, int]] = []
-    for begin, stop, what in bracket_groups(text, start, end, top=openers, depth=depth):
-        if what != TOO_DEEP:
-            spans.append((begin, stop))
-            if len(spans) >= limit:
-                break
-    return spans
+    groups = bracket_groups(text, start, end, top=openers, depth=depth)  # (found lazily: as many as asked for)
+    return list(itertools.islice(((begin, stop) for begin, stop, what in groups if what != TOO_DEEP), limit))
 
 
 def position(text: str, offset: int) -> tuple[int, int]:
@@ -91,8 +75,7 @@ def position(text: str, offset: int) -> tuple[int, int]:
     >>> position("ab\ncd", 4)
     (2, 2)
     """
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
 
 
 def relocate(failure: GrammarFailure, text: str, offset: int) -> GrammarFailure:
@@ -107,8 +90,7 @@ def relocate(failure: GrammarFailure, text: str, offset: int) -> GrammarFailure:
 
 
 class Values(JsonValues):
-    """Transformer base of the family's grammars: JSON values as Python values, ``start`` as a list of
-    values, ``candidate`` as its one value."""
+    """Transformer base of the family's grammars: ``start`` as a list of values, ``candidate`` as its one value."""
 
     def start(self, items: list) -> list:
         return list(items)
@@ -144,35 +126,26 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
         obj = function
     else:
         return None
-    for name_key in NAME_KEYS:
-        name = obj.get(name_key)
-        if isinstance(name, str):
-            break
-    else:
+    name_key = next((key for key in NAME_KEYS if isinstance(obj.get(key), str)), None)
+    if name_key is None:
         return None
-    for argument_key in ARGUMENT_KEYS:
-        if argument_key in obj:
-            arguments = _arguments(obj[argument_key], reply)
-            break
-    else:
-        argument_key = ""
-        arguments = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
+    argument_key = next((key for key in ARGUMENT_KEYS if key in obj), None)
+    arguments = _arguments(obj[argument_key], reply) if argument_key is not None \
+        else {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
     if reply is not None and reply.repeats is not None:  # (reading arguments written as text may have made it)
-        reply.repeats.call_object(around, arguments, copied=not argument_key)
-    return name, arguments
+        reply.repeats.call_object(around, arguments, copied=argument_key is None)
+    return obj[name_key], arguments
 
 
 def _arguments(arguments: Any, reply: "Reply | None") -> dict[str, Any]:
     """A call object's arguments as an object: JSON text read, none as ``{}``, what is no object under ``_raw``."""
     if isinstance(arguments, str):
         arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
-    if arguments is None:
-        return {}
-    return arguments if isinstance(arguments, dict) else {"_raw": arguments}
+    return {} if arguments is None else arguments if isinstance(arguments, dict) else {"_raw": arguments}
 
 
 def _arguments_text(text: str, reply: "Reply | None") -> Any:
-    """Arguments written as JSON text: strict JSON, else the grammar (within ``reply``'s budget, its keys written
+    """Arguments written as JSON text: strict JSON, else the grammar (within ``reply``'s budget; its keys written
     twice recorded there), else ``{"_raw": text}``."""
     value = json_value(text)
     if value is not _MISSING:
@@ -190,13 +163,9 @@ def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]
     >>> calls_in([{"name": "f", "arguments": {"a": 1}}, 5])
     ([('f', {'a': 1})], 1)
     """
-    if isinstance(value, dict):
-        found = call_from_object(value, reply=reply)
-        return ([found], 0) if found is not None else ([], 1)
-    if not isinstance(value, list):
-        return [], 1
-    calls = [call for call in (call_from_object(item, reply=reply) for item in value) if call is not None]
-    return calls, len(value) - len(calls)
+    items = [value] if isinstance(value, dict) else value if isinstance(value, list) else [None]
+    calls = [call for call in (call_from_object(item, reply=reply) for item in items) if call is not None]
+    return calls, len(items) - len(calls)
 
 
 #: Keys under which provider responses nest their calls (OpenAI, Anthropic, Gemini, Responses API).
@@ -208,14 +177,11 @@ _ENVELOPE = frozenset(ENVELOPE_KEYS)
 def native_calls(value: Any, depth: int = 0, reply: "Reply | None" = None) -> list[Call]:
     """The calls of a provider response, wherever its envelope puts them.
 
-    >>> native_calls({"tool_calls": [{"id": "c1", "type": "function",
-    ...                               "function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]})
-    [('f', {'a': 1})]
     >>> native_calls({"candidates": [{"content": {"parts": [{"functionCall": {"name": "g", "args": {}}}]}}]})
     [('g', {})]
     >>> native_calls({"role": "assistant", "name": "bot", "content": None,
-    ...               "tool_calls": [{"type": "function", "function": {"name": "h", "arguments": ""}}]})
-    [('h', {})]
+    ...               "tool_calls": [{"type": "function", "function": {"name": "h", "arguments": '{"a": 1}'}}]})
+    [('h', {'a': 1})]
     """
     if depth > 12:
         return []
@@ -249,8 +215,8 @@ UNREAD = GrammarFailure("json_values", 1, 1, (), "not read")
 
 @attrs.define(repr=False)
 class Candidate:
-    """One bracket group of a reply, read: where it stands (``begin``, ``end``), and its ``value``
-    (``_MISSING`` when no reader took it: ``failure`` then says where the grammar stopped)."""
+    """One bracket group of a reply: where it stands, its ``value`` (``_MISSING`` when no reader took it: then
+    ``failure`` says where the grammar stopped)."""
 
     begin: int
     end: int
@@ -312,11 +278,10 @@ class Reply:
 
     def body(self) -> tuple[int, int, bool]:
         """Where the reply's body stands, without a Markdown code fence around all of it: (start, stop, fenced)."""
-        text = self.text
-        first = text[:1]
-        if first != "`" and not first.isspace() or "```" not in text:
-            return 0, len(text), False
-        fenced = strip_code_fence(text)
+        first = self.text[:1]
+        if first != "`" and not first.isspace() or "```" not in self.text:
+            return 0, len(self.text), False
+        fenced = strip_code_fence(self.text)
         return fenced.start, fenced.start + len(fenced.body), fenced.fenced
 
     def found(self, repeats: Repeats) -> None:
@@ -328,9 +293,7 @@ class Reply:
     def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
         """``value``, strict JSON read from ``text[begin:end]`` — read again when it may hold a key written twice
         (:func:`~toolform_rules.protocols.values.may_repeat`), those recorded in :attr:`repeats`."""
-        if not may_repeat(value, text, begin, end):
-            return value
-        again = reread(text[begin:end])
+        again = reread(text[begin:end]) if may_repeat(value, text, begin, end) else None
         if again is None:
             return value
         if again[1]:
@@ -354,12 +317,8 @@ class Reply:
         if marker is not None and self.runs_to_end:
             return self.values(start, marker.start(), top)[0], marker
         found: list[Candidate] = []
-        search = any_of(top).search
         at = start
-        while True:
-            bracket = search(text, at, stop if marker is None else marker.start())
-            if bracket is None:
-                return found, marker
+        while (bracket := any_of(top).search(text, at, stop if marker is None else marker.start())) is not None:
             if len(found) >= MAX_CANDIDATES:
                 self.more = True
                 return found, None
@@ -368,9 +327,9 @@ class Reply:
             if marker is not None and marker.start() < at:  # the marker stood inside the value
                 if not closed and not self.runs_to_end:  # the value breaks off: the marker ends it and the stretch
                     self.runs_to_end = True
-                    del found[before:]
-                    return found + self.values(begin, marker.start(), top)[0], marker
+                    return found[:before] + self.values(begin, marker.start(), top)[0], marker
                 marker = until.search(text, at, stop)  # type: ignore[union-attr]
+        return found, marker
 
     def read_at(self, begin: int, stop: int, into: list[Candidate]) -> tuple[int, bool]:
         """Read the value at ``begin`` (ending by ``stop``) into ``into``: where it ends, whether it closes.
@@ -407,8 +366,7 @@ class Reply:
     def read_piece(self, begin: int, end: int, cut: int | None) -> Candidate:
         """The group ``text[begin:end]`` read by strict JSON (unless ``cut`` says where it stopped, ``-1``: not at a
         place of the text), else by the format's grammar — not given a group cut off or of prose, where it
-        would stop too (:data:`UNREAD`).
-        """
+        would stop too (:data:`UNREAD`)."""
         piece = self.text[begin:end]
         if cut is None:
             try:
@@ -431,26 +389,22 @@ class Reply:
         """``piece`` read by ``grammar`` (the format's rule ``candidate`` by default) within the reply's budget, its
         keys written twice recorded."""
         repeats = Repeats()
-        if grammar:
-            value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget)
-        else:
-            value = read_grammar(self.format.grammar, piece, self.format.transformer.recording(repeats),
-                                 "candidate", budget=self.budget)
+        value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget) if grammar else read_grammar(
+            self.format.grammar, piece, self.format.transformer.recording(repeats), "candidate", budget=self.budget)
         if repeats:
             self.found(repeats)
         return value
 
     def failure_of(self, candidate: Candidate) -> GrammarFailure:
         """Where the grammar stops on ``candidate`` (a failed one), in the reply's lines and columns."""
-        failure = candidate.failure
-        if failure is UNREAD:
+        if candidate.failure is UNREAD:
             try:
                 self.grammar_value(self.text[candidate.begin:candidate.end])
-                failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast readers could not read")
+                candidate.failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast readers could not "
+                                                                                  "read")
             except GrammarFailure as stopped:
-                failure = stopped
-            candidate.failure = failure
-        return relocate(failure, self.text, candidate.begin)  # type: ignore[arg-type]
+                candidate.failure = stopped
+        return relocate(candidate.failure, self.text, candidate.begin)  # type: ignore[arg-type]
 
     def inside(self, candidate: Candidate, top: str = "{[") -> list[Candidate]:
         """Recovery beyond the grammar, the family's one step: the values inside ``candidate``, a group no reader
@@ -459,17 +413,14 @@ class Reply:
 
     def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
         """Take ``calls``, each with ``span``; how many."""
-        for name, arguments in calls:
-            self.calls.append(self.call(name, arguments, span))
+        self.calls.extend(self.call(name, arguments, span) for name, arguments in calls)
         return len(calls)
 
     def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int] | None, written: Any = None
              ) -> RawCall:
         """``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted); ``written``: the
         arguments as read, when ``arguments`` is a copy."""
-        if self.repeats is None:
-            return RawCall(name, arguments, span)
-        places = self.repeats.of(arguments if written is None else written)
+        places = () if self.repeats is None else self.repeats.of(arguments if written is None else written)
         if places:
             self.note(noted(name, places), breaks_format=False)
         return RawCall(name, arguments, span, places)
@@ -483,8 +434,7 @@ class Reply:
         """Say ``sentence`` (the first :data:`MAX_NOTES` are kept); the reply breaks the format unless told."""
         if len(self.notes) < MAX_NOTES:
             self.notes.append(sentence)
-        if breaks_format:
-            self.compliant = False
+        self.compliant = self.compliant and not breaks_format
 
     def failed(self, candidate: Candidate) -> None:
         """Keep a candidate no reader took (:meth:`extraction` notes the first that matters)."""
@@ -497,8 +447,7 @@ class Reply:
         """Whether ``text[start:stop]`` holds nothing but ``values``, white space and ``allowed`` (a pattern)."""
         at, gaps = start, []
         for candidate in values:
-            if at < candidate.begin:
-                gaps.append(self.text[at:candidate.begin])
+            gaps.append(self.text[at:candidate.begin])
             at = max(at, candidate.end)
         gaps.append(self.text[at:stop])
         return all(not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
@@ -507,11 +456,10 @@ class Reply:
     def extraction(self) -> Extraction:
         """The result: the calls, the notes (the groups too deep first, the first failure that matters last)."""
         if self.too_deep:
-            line = position(self.text, self.too_deep[0])[0]
             more = f" (and {len(self.too_deep) - 1} more)" if len(self.too_deep) > 1 else ""
-            self.notes.insert(0, f"the bracket group at line {line}{more} nests deeper than "
-                                 f"{2 * self.limits.max_depth} levels (twice Limits.max_depth): not read as a whole; "
-                                 "the complete groups inside it were read")
+            self.notes.insert(0, f"the bracket group at line {position(self.text, self.too_deep[0])[0]}{more} nests "
+                                 f"deeper than {2 * self.limits.max_depth} levels (twice Limits.max_depth): not read "
+                                 "as a whole; the complete groups inside it were read")
             self.compliant = False
         if self.more:
             self.note(f"the reply holds more than {MAX_CANDIDATES} JSON values; the first {MAX_CANDIDATES} were read")
@@ -520,8 +468,7 @@ class Reply:
             if not self.calls or (when_some and self.text.find(":", candidate.begin, candidate.end) >= 0):
                 self.note(f"{when_none if not self.calls else when_some}: {self.failure_of(candidate).describe()}")
                 break
-        compliant = self.compliant and (bool(self.calls) or self.empty_ok)
-        return Extraction(tuple(self.calls), tuple(self.notes), compliant)
+        return Extraction(tuple(self.calls), tuple(self.notes), self.compliant and (bool(self.calls) or self.empty_ok))
 
 
 class JsonFamily(Protocol):
@@ -533,7 +480,6 @@ class JsonFamily(Protocol):
     """
 
     closes_calls = True
-
     transformer: ClassVar[JsonValues] = Values()
     unreadable: ClassVar[tuple[str, str]] = ("no JSON could be read", "a JSON candidate could not be read")
 
@@ -607,22 +553,20 @@ class BlockFormat(JsonFamily):
         return True
 
     def read_reply(self, reply: Reply, tools: "Toolset | None") -> Reply:
-        text = reply.text
-        opening = self.opening.search(text)
+        opening = self.opening.search(reply.text)
         previous = number = 0
         outside = False
         while opening is not None and number < MAX_CANDIDATES:
             number += 1
             outside = outside or not reply.blank(previous, opening.start())
             previous, marker, closed = self.read_block(reply, number, opening)
-            if marker is None:
-                break
-            opening = self.opening.search(text, previous) if closed else marker  # (an opening marker: the next block)
+            # (the next block opens after a closing marker, or at an opening one)
+            opening = None if marker is None else self.opening.search(reply.text, previous) if closed else marker
         if not reply.calls:
             bare = self.read_bare(reply.again(), number)
             if bare.calls or not number:
                 return bare
-        if outside or not reply.blank(previous, len(text)):
+        if outside or not reply.blank(previous, len(reply.text)):
             reply.note(f"the reply holds text outside the {self.missing}s")
         return reply
 
@@ -641,8 +585,7 @@ class BlockFormat(JsonFamily):
                 reply.failed(candidate)
                 continue
             calls, other = reply.take(candidate.value, (opening.start(), after))
-            found += calls
-            skipped += other and not calls
+            found, skipped = found + calls, skipped + bool(other and not calls)
         block, info = self.block.format(number), opening.group(1) if opening.lastindex else ""
         if skipped:
             reply.note(f"{block} holds JSON that names no tool")
