@@ -25,7 +25,7 @@ from ..engine.report import format_path
 from ..grammar import GrammarFailure, Transformer, parse
 from ..jsonvalues import keys_twice
 from ..limits import DEFAULT_LIMITS
-from .reading import GrammarBudget, strip_code_fence
+from .reading import GrammarBudget
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'",
             "0": "\0"}
@@ -80,8 +80,8 @@ def number(text: str) -> int | float:
 
 
 class JsonValues(Transformer):
-    """A ``json_values.lark`` tree → Python values (dict, list, str, int, float, bool, None); each object
-    that loses a key written twice recorded in ``repeats`` (when given)."""
+    """A ``json_values.lark`` tree → Python values; each object that loses a key written twice recorded in
+    ``repeats`` (when given)."""
 
     repeats: "Repeats | None" = None
 
@@ -100,33 +100,25 @@ class JsonValues(Transformer):
     def pair(self, items: list) -> tuple:
         return items[0], items[1]
 
-    def array(self, items: list) -> list:
-        return list(items)
-
     def string(self, items: list) -> str:
         return unquote(str(items[0]))
 
     def number(self, items: list) -> int | float:
         return number(str(items[0]))
 
-    def true(self, _: list) -> bool:
-        return True
-
-    def false(self, _: list) -> bool:
-        return False
-
-    def null(self, _: list) -> None:
-        return None
-
     def start(self, items: list) -> Any:
         return items[0]
+
+    array = list  # (Lark calls each with the rule's children)
+    true = staticmethod(lambda _: True)
+    false = staticmethod(lambda _: False)
+    null = staticmethod(lambda _: None)
 
 
 def read_grammar(grammar: str, text: str, transformer: Transformer, start: str = "start", *,
                  budget: GrammarBudget | None = None) -> Any:
-    """``text`` through ``grammar`` (from ``start``) and ``transformer``; a :class:`GrammarFailure` otherwise.
-
-    ``budget``: the reply's :class:`GrammarBudget` (a fresh one of the default limits when none).
+    """``text`` through ``grammar`` (from ``start``) and ``transformer``, within ``budget`` (the reply's; else one
+    of the default limits); a :class:`GrammarFailure` otherwise.
 
     >>> read_grammar("json_object", "{'a': [1,],}", JsonValues())
     {'a': [1]}
@@ -249,8 +241,7 @@ class Repeats:
     def __init__(self) -> None:
         self.objects: dict[int, _Known] = {}
         self.calls: dict[int, _Known] = {}
-        #: the objects the recorded ones hold, by identity: (the one that holds it, it) (see :meth:`_holder`)
-        self._holders: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._holders: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # held object: (its holder, it)
         self._unindexed: list[dict[str, Any]] = []
 
     def __bool__(self) -> bool:
@@ -266,8 +257,7 @@ class Repeats:
         self.objects[id(obj)] = obj, keys
 
     def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        """An ``object_pairs_hook``: the object, the last value of a key kept, as ``json`` makes it — and
-        recorded when a key was written twice."""
+        """An ``object_pairs_hook``: the object as ``json`` makes it, recorded when a key was written twice."""
         obj = dict(pairs)
         if len(obj) < len(pairs):
             self.record(obj, keys_twice(pairs))
@@ -418,7 +408,7 @@ def places(arguments: Any, text: str, budget: GrammarBudget | None = None) -> tu
 
 # --- bracket groups ----------------------------------------------------------------------------
 
-#: How many bracket levels one regular expression follows (a deeper group is read in pieces, :func:`_group_end`)
+#: How many bracket levels a group's regular expression follows (``Brackets.group``)
 _LEVELS = 8
 #: What :func:`bracket_groups` yields: a top-level group; one nested deeper than asked; a complete group inside it
 GROUP, TOO_DEEP, INNER = 0, 1, 2
@@ -468,8 +458,7 @@ class Brackets:
         return self._patterns[power]
 
     def inner(self, levels: int) -> "re.Pattern[str]":
-        """The whole tokens before the next group of at most ``levels`` levels, and that group (``""`` at the end,
-        which the tokens then reach): ``findall`` gives the groups, linear (compiled on first use)."""
+        """The whole tokens before the next group of at most ``levels`` levels, and that group (none at the end)."""
         key = ("inner", levels)
         if key not in self._patterns:
             group, o, c = self.group[levels].pattern, re.escape(self.openers), re.escape(self.closers)  # type: ignore
@@ -519,23 +508,13 @@ def any_of(characters: str) -> "re.Pattern[str]":
 
 
 def group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None = None) -> tuple[int, bool, bool]:
-    """Where the group opening at ``begin`` ends: (end, closed, nested deeper than ``depth``).
+    """Where the group opening at ``begin`` ends: (end, closed, nested deeper than ``depth``).  It is read in
+    pieces of doubling size (:func:`_pieces`): a piece's brackets outside strings are counted, and only when
+    the depth may reach zero (or pass ``depth``) in it are its running depths computed
+    (``itertools.accumulate``): a few calls of Python per piece.
 
-    A group of at most ``_LEVELS`` levels (most) is one match of ``kind.group``; any other is
-    read by :func:`_group_end`.
-    """
-    fast = kind.group[_LEVELS if depth is None else max(0, min(_LEVELS, depth))]
-    if fast is not None and any(text.find(ch, begin, n) >= 0 for ch in kind.closers):  # else it cannot close
-        whole = fast.match(text, begin, n)
-        if whole is not None:
-            return whole.end(), True, False
-    return _group_end(text, begin, n, kind, depth)
-
-
-def _group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None) -> tuple[int, bool, bool]:
-    """Where the group opening at ``begin`` ends, read in pieces of doubling size (:func:`_pieces`): a piece's
-    brackets outside strings are counted, and only when the depth may reach zero (or pass ``depth``) in it
-    are its running depths computed (``itertools.accumulate``).  A few calls of Python per piece.
+    >>> group_end('{"a": "}", "b": [[1]]} x', 0, 24, brackets("{[", "}]"), 1)
+    (22, True, True)
     """
     level, deep = 0, False
     for at, stop in _pieces(text, begin, n, kind):
@@ -554,8 +533,7 @@ def _group_end(text: str, begin: int, n: int, kind: Brackets, depth: int | None)
 
 
 def _pieces(text: str, at: int, n: int, kind: Brackets) -> Iterator[tuple[int, int]]:
-    """``text[at:n]`` in pieces of doubling size, each cut where a token ends (a piece without a bracket is
-    passed: the running depth does not change in it)."""
+    """``text[at:n]`` in pieces of doubling size, each cut where a token ends (those without a bracket passed)."""
     size = 256
     while at < n:
         limit = min(n, at + size)
@@ -616,8 +594,8 @@ def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers
 
 
 def inner_groups(text: str, start: int, n: int, kind: Brackets, levels: int) -> Iterator[tuple[int, int, int]]:
-    """The outermost complete groups of at most ``levels`` levels in ``text[start:n]`` (:meth:`Brackets.inner`:
-    each character is looked at by at most ``levels + 1`` tries of a group).
+    """The outermost complete groups of at most ``levels`` levels in ``text[start:n]``: linear, each character
+    tried by at most ``levels + 1`` groups (:meth:`Brackets.inner`).
 
     >>> list(inner_groups('[[[{"a": [1]} [2]', 1, 17, brackets("{[", "}]"), 2))
     [(3, 13, 2), (14, 17, 2)]
@@ -637,7 +615,7 @@ def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: in
     return [(s, e) for s, e, _ in itertools.islice(bracket_groups(text, openers=opener, closers=closer), limit)]
 
 
-__all__ = ["GROUP", "INNER", "TOO_DEEP", "Brackets", "GrammarBudget", "JsonValues", "Repeats", "any_of",
-           "balanced_spans", "bracket_groups", "brackets", "group_end", "in_call_object", "inner_groups", "json_value",
-           "keys_twice", "lexes", "loads_lenient", "may_repeat", "noted", "number", "places", "read_grammar", "repair",
-           "reread", "strip_code_fence", "unquote", "where"]
+__all__ = ["GROUP", "INNER", "TOO_DEEP", "Brackets", "JsonValues", "Repeats", "any_of", "balanced_spans",
+           "bracket_groups", "brackets", "group_end", "in_call_object", "inner_groups", "json_value", "keys_twice", "lexes",
+           "loads_lenient", "may_repeat", "noted", "number", "places", "read_grammar", "repair", "reread", "unquote",
+           "where"]
