@@ -450,12 +450,11 @@ class Brackets:
         self.others = bytes(i for i in range(256) if chr(i) not in openers + closers)
         self._patterns: dict[Any, "re.Pattern[str]"] = {}
 
-    def step(self, power: int) -> "re.Pattern[str]":
-        """Whole tokens up to and including the ``2 ** power``-th bracket (compiled on first use)."""
-        if power not in self._patterns:
-            self._patterns[power] = re.compile(rf"(?:(?:{self._token})*+[{re.escape(self.openers + self.closers)}])"
-                                               rf"{{{1 << power}}}")
-        return self._patterns[power]
+    def step(self) -> "re.Pattern[str]":
+        """Whole tokens up to and including the next bracket (compiled on first use)."""
+        if "step" not in self._patterns:
+            self._patterns["step"] = re.compile(rf"(?:{self._token})*+[{re.escape(self.openers + self.closers)}]")
+        return self._patterns["step"]
 
     def inner(self, levels: int) -> "re.Pattern[str]":
         """The whole tokens before the next group of at most ``levels`` levels, and that group (none at the end)."""
@@ -550,14 +549,8 @@ def _pieces(text: str, at: int, n: int, kind: Brackets) -> Iterator[tuple[int, i
 
 
 def _after_brackets(text: str, at: int, n: int, kind: Brackets, count: int) -> int:
-    """The position just after the ``count``-th bracket outside strings from ``at``: one match per bit of ``count``."""
-    power = 0
-    while count:
-        if count & 1:
-            at = kind.step(power).match(text, at, n).end()  # type: ignore[union-attr]
-        count >>= 1
-        power += 1
-    return at
+    """The position just after the ``count``-th bracket outside strings from ``at`` (the matches counted in C)."""
+    return next(itertools.islice(kind.step().finditer(text, at, n), count - 1, None)).end()
 
 
 def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
