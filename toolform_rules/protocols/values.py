@@ -422,12 +422,10 @@ class Brackets:
     character.  Outside a group quotes mean nothing.  No pattern backtracks (the alternatives start
     with different characters, every repeat is possessive).  ``group[k]``: a group nested at most
     ``k`` levels deep; ``tokens``: whole tokens, stopping before a string that would run past the
-    end; ``skeleton``: a run of whole tokens that are not brackets; ``deltas``/``others``:
-    ``bytes.translate`` arguments that keep a text's brackets only, as +1 and -1.
+    end; ``skeleton``: a run of whole tokens that are not brackets; ``step``: whole tokens up to and
+    including the next bracket; ``deltas``/``others``: ``bytes.translate`` arguments that keep a
+    text's brackets only, as +1 and -1.
     """
-
-    __slots__ = ("openers", "closers", "group", "tokens", "skeleton", "deltas", "others", "_atom", "_token",
-                 "_patterns")
 
     def __init__(self, openers: str, closers: str) -> None:
         self.openers, self.closers = openers, closers
@@ -443,28 +441,19 @@ class Brackets:
         for _ in range(_LEVELS - 1):
             levels.append(rf"(?:[{o}]{levels[-1]}[{c}]|{atom})*+")
         self.group = _GroupPatterns(o, c, levels)
-        self._token = rf"""{plain}|{double}["\n]|{single}['\n]|{apostrophe}"""
+        token = rf"""{plain}|{double}["\n]|{single}['\n]|{apostrophe}"""
         self.tokens = re.compile(rf"""(?:[^"']++|{double}["\n]|{single}['\n]|{apostrophe})*+""")
-        self.skeleton = re.compile(rf"(?:{self._token})++")
+        self.skeleton = re.compile(rf"(?:{token})++")
+        self.step = re.compile(rf"(?:{token})*+[{o}{c}]")
         self.deltas = bytes.maketrans((openers + closers).encode(), b"\x01" * len(openers) + b"\xff" * len(closers))
         self.others = bytes(i for i in range(256) if chr(i) not in openers + closers)
-        self._patterns: dict[Any, "re.Pattern[str]"] = {}
 
-    def step(self) -> "re.Pattern[str]":
-        """Whole tokens up to and including the next bracket (compiled on first use)."""
-        if "step" not in self._patterns:
-            self._patterns["step"] = re.compile(rf"(?:{self._token})*+[{re.escape(self.openers + self.closers)}]")
-        return self._patterns["step"]
-
+    @functools.cache  # noqa: B019 — (the instances are kept for good: :func:`brackets`)
     def inner(self, levels: int) -> "re.Pattern[str]":
         """The whole tokens before the next group of at most ``levels`` levels, and that group (none at the end)."""
-        key = ("inner", levels)
-        if key not in self._patterns:
-            group, o, c = self.group[levels].pattern, re.escape(self.openers), re.escape(self.closers)  # type: ignore
-            # (an opener right before ``levels`` more holds too many: passed without a try)
-            self._patterns[key] = re.compile(rf"((?:{self._atom}|[{c}]|[{o}](?=[{o}]{{{levels}}})|(?!{group})[{o}])*+)"
-                                             rf"({group})?")
-        return self._patterns[key]
+        group, o, c = self.group[levels].pattern, re.escape(self.openers), re.escape(self.closers)  # type: ignore
+        # (an opener right before ``levels`` more holds too many: passed without a try)
+        return re.compile(rf"((?:{self._atom}|[{c}]|[{o}](?=[{o}]{{{levels}}})|(?!{group})[{o}])*+)({group})?")
 
     def brackets_of(self, text: str, at: int, stop: int) -> str:
         """``text[at:stop]`` (whole tokens) without its strings (without anything but brackets, if it has any)."""
@@ -550,7 +539,7 @@ def _pieces(text: str, at: int, n: int, kind: Brackets) -> Iterator[tuple[int, i
 
 def _after_brackets(text: str, at: int, n: int, kind: Brackets, count: int) -> int:
     """The position just after the ``count``-th bracket outside strings from ``at`` (the matches counted in C)."""
-    return next(itertools.islice(kind.step().finditer(text, at, n), count - 1, None)).end()
+    return next(itertools.islice(kind.step.finditer(text, at, n), count - 1, None)).end()
 
 
 def bracket_groups(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
