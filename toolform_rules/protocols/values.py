@@ -133,27 +133,6 @@ def read_grammar(grammar: str, text: str, transformer: Transformer, start: str =
         raise GrammarFailure(grammar, 1, 1, (), f"a value that cannot be read ({err.__class__.__name__})") from None
 
 
-def loads_lenient(text: str, grammar: str = "json_object", *, max_grammar_bytes: int = 200_000) -> Any:
-    """A JSON value as models write it: strict JSON, else the grammar (not given text longer than
-    ``max_grammar_bytes``); a :class:`GrammarFailure` when neither reads it.
-
-    >>> loads_lenient("{'a': True, 'b': [1, 2,],}")
-    {'a': True, 'b': [1, 2]}
-    """
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        pass
-    if len(text) > max_grammar_bytes:
-        raise GrammarFailure(grammar, 1, 1, (), f"text longer than {max_grammar_bytes} characters that is not "
-                                                "strict JSON")
-    tree = parse(grammar, text)
-    try:
-        return JsonValues().transform(tree)
-    except Exception:  # a value the grammar reads but Python cannot hold (too deep, too long a number)
-        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply or too large") from None
-
-
 _MISSING: Any = object()
 
 
@@ -167,6 +146,26 @@ def json_value(text: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         return _MISSING
+
+
+def loads_lenient(text: str, grammar: str = "json_object", *, max_grammar_bytes: int = 200_000) -> Any:
+    """A JSON value as models write it: strict JSON, else the grammar (not given text longer than
+    ``max_grammar_bytes``); a :class:`GrammarFailure` when neither reads it.
+
+    >>> loads_lenient("{'a': True, 'b': [1, 2,],}")
+    {'a': True, 'b': [1, 2]}
+    """
+    value = json_value(text)
+    if value is not _MISSING:
+        return value
+    if len(text) > max_grammar_bytes:
+        raise GrammarFailure(grammar, 1, 1, (), f"text longer than {max_grammar_bytes} characters that is not "
+                                                "strict JSON")
+    tree = parse(grammar, text)
+    try:
+        return JsonValues().transform(tree)
+    except Exception:  # a value the grammar reads but Python cannot hold (too deep, too long a number)
+        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply or too large") from None
 
 
 #: ``json_values.lark``'s tokens: white space and punctuation, strings in either quote, words, numbers
@@ -242,7 +241,7 @@ class Repeats:
         self.objects: dict[int, _Known] = {}
         self.calls: dict[int, _Known] = {}
         self._holders: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # held object: (its holder, it)
-        self._unindexed: list[dict[str, Any]] = []
+        self._unindexed: list[dict[str, Any]] = []  # (indexed when first asked: a reader may still be filling one)
 
     def __bool__(self) -> bool:
         return bool(self.objects) or bool(self.calls)
@@ -250,10 +249,10 @@ class Repeats:
     def record(self, obj: dict[str, Any], keys: tuple[str, ...]) -> None:
         """``obj`` holds ``keys`` written twice (more of them, if it was recorded before)."""
         known = self.objects.get(id(obj))
-        if known is not None:
-            keys = tuple(dict.fromkeys(known[1] + keys))
-        else:
+        if known is None:
             self._unindexed.append(obj)
+        else:
+            keys = tuple(dict.fromkeys(known[1] + keys))
         self.objects[id(obj)] = obj, keys
 
     def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -286,22 +285,15 @@ class Repeats:
         keys), then in the objects among them, by their paths."""
         known = self.calls.get(id(arguments))
         found = list(known[1]) if known is not None and known[0] is arguments else []
-        holder = self._holder(arguments)
-        if holder is not None:
-            found.extend(in_call_object(key) for key in self.objects[id(holder)][1] if key in holder)
+        for obj in self._unindexed:
+            self._holders.update((id(item), (obj, item)) for item in obj.values() if type(item) is dict)
+        self._unindexed.clear()
+        held = self._holders.get(id(arguments))  # (the call object holding them)
+        if held is not None and held[1] is arguments:
+            found.extend(in_call_object(key) for key in self.objects[id(held[0])][1] if key in held[0])
         if self.objects:
             self._inside(arguments, (), found, 0)
         return tuple(dict.fromkeys(found))
-
-    def _holder(self, value: Any) -> dict[str, Any] | None:
-        """The recorded object that holds ``value`` as one of its values, if one does."""
-        for obj in self._unindexed:  # (each recorded object is looked into once)
-            for item in obj.values():
-                if type(item) is dict:
-                    self._holders[id(item)] = obj, item
-        self._unindexed.clear()
-        held = self._holders.get(id(value))
-        return held[0] if held is not None and held[1] is value else None
 
     def _inside(self, value: Any, path: tuple[str | int, ...], found: list[str], depth: int) -> None:
         if depth > 64:  # (a call's arguments nest far less deep; the walk stays bounded whatever they hold)
