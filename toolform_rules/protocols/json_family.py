@@ -39,21 +39,20 @@ if TYPE_CHECKING:
 #: At most this many values (and as many blocks of a format) are read from one reply.
 MAX_CANDIDATES = 1000
 
-#: strict JSON at a position of a text: the value and where it ends (else a ``JSONDecodeError`` says where it stops)
 _DECODE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-_FAILED = (ValueError, StopIteration, RecursionError)
 _BRACKETS = brackets("{[", "}]")
-
-#: (the name csv_call reads JSON by: the fast path, strict JSON, else ``_MISSING``)
-lenient_json = json_value
+lenient_json = json_value  # (the name csv_call reads JSON by)
 
 
-def _stopped_at(failure: BaseException) -> int:
-    """Where :data:`_DECODE` stopped (a ``StopIteration`` says so too: no value where one must start); ``-1``
-    for anything else (nested too deeply)."""
-    if isinstance(failure, StopIteration):
-        return failure.value if isinstance(failure.value, int) else -1
-    return getattr(failure, "pos", -1)
+def _strict(text: str, at: int) -> tuple[Any, int]:
+    """Strict JSON at ``at`` of ``text`` (the fast path, in C): the value and where it ends, else ``_MISSING`` and
+    where it stops (``-1``: nowhere in the text, as for a value nested too deeply)."""
+    try:
+        return _DECODE(text, at)
+    except StopIteration as failed:  # (no value where one must start)
+        return _MISSING, failed.value if isinstance(failed.value, int) else -1
+    except (ValueError, RecursionError) as failed:
+        return _MISSING, getattr(failed, "pos", -1)
 
 
 def value_spans(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
@@ -339,19 +338,14 @@ class Reply:
         deeper than twice ``Limits.max_depth`` gives its complete inner groups (noted by :meth:`extraction`).
         """
         text, depth = self.text, 2 * self.limits.max_depth
-        strict, cut = _MISSING, None
-        if not self.runs_to_end or stop == len(text):
-            try:
-                strict, cut = _DECODE(text, begin)
-            except _FAILED as failed:
-                cut = _stopped_at(failed)
-            else:  # a value this long nests at most ``depth`` levels, and so does one of as few brackets
-                if cut <= stop and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
-                        "[", begin, cut) <= depth):
-                    into.append(self.candidate(begin, cut, strict))
-                    return cut, True
-                if cut > stop:
-                    strict, cut = _MISSING, -1
+        strict, cut = _strict(text, begin) if not self.runs_to_end or stop == len(text) else (_MISSING, None)
+        if strict is not _MISSING:  # a value this long nests at most ``depth`` levels, so does one of as few brackets
+            if cut <= stop and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
+                    "[", begin, cut) <= depth):
+                into.append(self.candidate(begin, cut, strict))
+                return cut, True
+            if cut > stop:
+                strict, cut = _MISSING, -1
         end, closed, deep = group_end(text, begin, stop, _BRACKETS, depth)
         if not deep:
             into.append(self.candidate(begin, end, strict) if strict is not _MISSING and cut == end
@@ -369,15 +363,10 @@ class Reply:
         would stop too (:data:`UNREAD`)."""
         piece = self.text[begin:end]
         if cut is None:
-            try:
-                value, stop = _DECODE(piece, 0)
-            except _FAILED as failed:
-                cut = _stopped_at(failed)
-                cut += begin if cut >= 0 else 0
-            else:
-                if stop == len(piece):
-                    return self.candidate(begin, end, value)
-                cut = -1
+            value, cut = _strict(piece, 0)
+            if value is not _MISSING and cut == len(piece):
+                return self.candidate(begin, end, value)
+            cut = -1 if value is not _MISSING or cut < 0 else cut + begin
         if cut >= end or not self.format.grammar_may_read(piece):
             return Candidate(begin, end, _MISSING, UNREAD)
         try:
