@@ -1,19 +1,13 @@
 """The JSON family's skeleton: what json_object, json_array, jsonl_call, code_block_json, native,
-slot_fill_call, two_step_call and tool_call_tags share.  They carry calls as JSON and differ in what
-stands around it.
+slot_fill_call, two_step_call and tool_call_tags share (calls as JSON, and something around it).
 
-:class:`JsonFamily` is their base class: ``read`` makes a :class:`Reply` (the text, its limits,
-what has been found) and hands it to the format's ``read_reply``, which says where its JSON stands
-and what its values mean; :meth:`Reply.extraction` adds the notes every format gives alike.
-
-A value is read on one path (:meth:`Reply.values`): at each bracket that may start one, Python's
-C decoder reads strict JSON straight from the reply (the fast path).  When that fails, the group's
-end is found by :mod:`~toolform_rules.protocols.values`'s scanner and the group read by the
-format's grammar — the specification: each imports ``json_values.lark`` and has a rule
-``candidate``, one bracket group — within the reply's grammar budget.  Recovery beyond the grammar
-is one step, :meth:`Reply.inside`: the values inside a group that no reader took whole or that holds
-no call, which the format that takes them notes (and a group nested too deep gives its complete
-inner groups, noted).
+:class:`JsonFamily`'s ``read`` hands a :class:`Reply` to the format's ``read_reply``, which says where
+its JSON stands and what it means.  A value is read on one path (:meth:`Reply.values`): strict JSON
+straight from the reply by Python's C decoder (the fast path), else the bracket group found by
+:mod:`~toolform_rules.protocols.values` and read by the format's grammar (the specification: each
+imports ``json_values.lark``, with a rule ``candidate`` for one group) within the reply's budget.
+Recovery beyond the grammar is one step, :meth:`Reply.inside`: the values inside a group no reader
+took whole or that holds no call, noted by the format that takes them.
 """
 
 from __future__ import annotations
@@ -231,10 +225,8 @@ class Candidate:
 
 
 class Reply:
-    """One reply as a format of the family reads it: the text, its limits, and what has been found so far:
-    ``calls``, ``notes``, ``compliant`` (so far), ``empty_ok`` (no call keeps to the format too: ``[]``),
-    ``failures`` (candidates no reader took; :meth:`extraction` notes the first, with ``unreadable``'s
-    words — the format's unless set).
+    """One reply as a format reads it: the text, its limits, what has been found (``calls``, ``notes``,
+    ``compliant`` so far, ``failures``: candidates no reader took) and ``empty_ok`` (no call keeps to the format).
 
     >>> from toolform_rules.protocols import get_protocol
     >>> from toolform_rules.limits import DEFAULT_LIMITS
@@ -243,18 +235,16 @@ class Reply:
     [Candidate(6, 36, dict), Candidate(37, 39, failed)]
     """
 
-    # what most replies never change, as class attributes: each attribute set costs a reply time
+    # (what most replies never change, as class attributes: each attribute set costs time)
     empty_ok = False
     unreadable: tuple[str, str] | None = None
     failures: Sequence[Candidate] = ()
     too_deep: Sequence[int] = ()
-    #: more than :data:`MAX_CANDIDATES` values stood in a stretch
-    more = False
+    more = False  # more than MAX_CANDIDATES values stood in a stretch
     #: a value has run to the end of the text: every later stretch ends at its first marker (else quadratic)
     runs_to_end = False
     _budget: GrammarBudget | None = None
-    #: the objects of the values read that hold a key written twice (``None`` until one is found)
-    repeats: Repeats | None = None
+    repeats: Repeats | None = None  # the objects read that hold a key written twice (once one is found)
 
     def __init__(self, text: str, limits: Limits, format: "JsonFamily") -> None:
         self.text, self.limits, self.format = text, limits, format
@@ -268,12 +258,6 @@ class Reply:
         if self._budget is None:
             self._budget = GrammarBudget.of(self.limits)
         return self._budget
-
-    def again(self) -> "Reply":
-        """A new reading of the same reply (nothing found yet), spending from the same grammar budget."""
-        other = Reply(self.text, self.limits, self.format)
-        other._budget = self._budget
-        return other
 
     def body(self) -> tuple[int, int, bool]:
         """Where the reply's body stands, without a Markdown code fence around all of it: (start, stop, fenced)."""
@@ -298,10 +282,6 @@ class Reply:
         if again[1]:
             self.found(again[1])
         return again[0]
-
-    def candidate(self, begin: int, end: int, value: Any) -> Candidate:
-        """The strict-JSON value read from ``text[begin:end]``, :meth:`checked`."""
-        return Candidate(begin, end, self.checked(value, self.text, begin, end))
 
     def values(self, start: int, stop: int, top: str = "{[", until: "re.Pattern[str] | None" = None
                ) -> tuple[list[Candidate], "re.Match[str] | None"]:
@@ -338,18 +318,20 @@ class Reply:
         deeper than twice ``Limits.max_depth`` gives its complete inner groups (noted by :meth:`extraction`).
         """
         text, depth = self.text, 2 * self.limits.max_depth
-        strict, cut = _strict(text, begin) if not self.runs_to_end or stop == len(text) else (_MISSING, None)
-        if strict is not _MISSING:  # a value this long nests at most ``depth`` levels, so does one of as few brackets
-            if cut <= stop and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
-                    "[", begin, cut) <= depth):
-                into.append(self.candidate(begin, cut, strict))
-                return cut, True
-            if cut > stop:
+        strict: Any = _MISSING
+        cut: int | None = None
+        if not self.runs_to_end or stop == len(text):
+            strict, cut = _strict(text, begin)
+            if strict is not _MISSING and cut > stop:
                 strict, cut = _MISSING, -1
+            elif strict is not _MISSING and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
+                    "[", begin, cut) <= depth):  # (a value this long nests at most ``depth`` levels; so do as few brackets)
+                into.append(Candidate(begin, cut, self.checked(strict, text, begin, cut)))
+                return cut, True
         end, closed, deep = group_end(text, begin, stop, _BRACKETS, depth)
         if not deep:
-            into.append(self.candidate(begin, end, strict) if strict is not _MISSING and cut == end
-                        else self.read_piece(begin, end, cut))
+            into.append(Candidate(begin, end, self.checked(strict, text, begin, end)) if strict is not _MISSING
+                        and cut == end else self.read_piece(begin, end, cut))
             return end, closed
         self.too_deep = [*self.too_deep, begin]
         if text.find("}", begin, end) >= 0 or text.find("]", begin, end) >= 0:  # else nothing inside is complete
@@ -365,7 +347,7 @@ class Reply:
         if cut is None:
             value, cut = _strict(piece, 0)
             if value is not _MISSING and cut == len(piece):
-                return self.candidate(begin, end, value)
+                return Candidate(begin, end, self.checked(value, self.text, begin, end))
             cut = -1 if value is not _MISSING or cut < 0 else cut + begin
         if cut >= end or not self.format.grammar_may_read(piece):
             return Candidate(begin, end, _MISSING, UNREAD)
@@ -378,8 +360,11 @@ class Reply:
         """``piece`` read by ``grammar`` (the format's rule ``candidate`` by default) within the reply's budget, its
         keys written twice recorded."""
         repeats = Repeats()
-        value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget) if grammar else read_grammar(
-            self.format.grammar, piece, self.format.transformer.recording(repeats), "candidate", budget=self.budget)
+        if grammar:
+            value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget)
+        else:  # (a transformer of the format's own kind, recording)
+            transformer = type(self.format.transformer)(repeats)
+            value = read_grammar(self.format.grammar, piece, transformer, "candidate", budget=self.budget)
         if repeats:
             self.found(repeats)
         return value
@@ -461,12 +446,9 @@ class Reply:
 
 
 class JsonFamily(Protocol):
-    """Base class of the JSON-family protocols: ``read`` makes a :class:`Reply` and hands it to ``read_reply``.
-
-    A format sets ``info`` and ``transformer`` (of ``grammars/<id>.lark``), implements ``read_reply``
-    and, when its values are not call objects or arrays of them, ``calls_of``; ``unreadable``: what
-    the note on the first value no reader took says, when no call was read and when some were.
-    """
+    """Base class of the JSON-family protocols: a format sets ``info`` and ``transformer`` (of its grammar),
+    implements ``read_reply`` (and ``calls_of`` unless its values are call objects or arrays of them);
+    ``unreadable``: the note on the first value no reader took, when no call was read and when some were."""
 
     closes_calls = True
     transformer: ClassVar[JsonValues] = Values()
@@ -517,14 +499,11 @@ class BlockValues(Values):
 
 
 class BlockFormat(JsonFamily):
-    """A JSON-family format whose calls stand in blocks: an ``opening`` marker, JSON, a closing marker.
-
-    A format sets ``opening`` (its group 1, if any, an info string: ``tag`` the one asked for,
-    ``info_tags`` all that keep to the format), ``until`` (the marker that ends a block; with
-    ``closing_optional``, the next opening one too, told apart by :meth:`closes`), the words of its
-    notes (``block``, ``unclosed``, ``missing``) and ``allowed`` (other text a block may hold).  A
-    reply whose blocks give no call gives the call objects standing bare in it, noted.
-    """
+    """A JSON-family format whose calls stand in blocks: an ``opening`` marker (its group 1, if any, an info
+    string: ``tag`` the one asked for, ``info_tags`` all that keep to the format), JSON, an ``until`` marker
+    (with ``closing_optional``, the next opening one too: :meth:`closes` tells them apart); the words of its
+    notes (``block``, ``unclosed``, ``missing``); ``allowed``: other text a block may hold.  A reply whose
+    blocks give no call gives the call objects standing bare in it, noted."""
 
     transformer = BlockValues()
     opening: ClassVar["re.Pattern[str]"]
@@ -552,7 +531,9 @@ class BlockFormat(JsonFamily):
             # (the next block opens after a closing marker, or at an opening one)
             opening = None if marker is None else self.opening.search(reply.text, previous) if closed else marker
         if not reply.calls:
-            bare = self.read_bare(reply.again(), number)
+            again = Reply(reply.text, reply.limits, self)
+            again._budget = reply._budget  # (the same grammar budget)
+            bare = self.read_bare(again, number)
             if bare.calls or not number:
                 return bare
         if outside or not reply.blank(previous, len(reply.text)):

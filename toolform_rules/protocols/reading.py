@@ -133,10 +133,6 @@ class GrammarBudget:
         """The budget of one reply read under ``limits``."""
         return cls(limits.reply_grammar_chars)
 
-    def fits(self, text: str) -> bool:
-        """Whether ``text`` would still be given to the grammar (nothing is spent)."""
-        return len(text) + self.run_cost <= self.left
-
     def spend(self, grammar: str, text: str) -> None:
         """Take ``len(text)`` and the run's cost, or raise :class:`GrammarTooLong` (why the grammar did not run)."""
         cost = len(text) + self.run_cost

@@ -46,46 +46,36 @@ def _placeholders(text: str, begin: int = 0, end: int | None = None) -> bool:
     return any(text.find(mark, begin, end) >= 0 for mark in ("<", "...", "…"))
 
 
-#: How deep the walks below follow a value (a call's arguments nest far less; strict JSON, much more).
+#: How deep the walk below follows a value (a call's arguments nest far less; strict JSON, much more).
 _WALK_DEPTH = 256
 
 
-def unfilled(value: Any, path: str = "", depth: int = 0) -> tuple[Any, list[str]]:
-    """``value`` without its :class:`Unfilled` slots (object members and array items dropped), and their paths.
+def unfilled(value: Any, at: str = "", kept_at: str = "", depth: int = 0) -> tuple[Any, list[str], list[str]]:
+    """``value`` without its :class:`Unfilled` slots, their paths, and the paths (in what is kept) of its strings
+    that are a placeholder's text (``"<number>"``, a value).
 
-    >>> unfilled({"a": Unfilled("<x>"), "b": [1, Unfilled("...")]})
-    ({'b': [1]}, ['a (<x>)', 'b[1] (...)'])
-    """
-    if depth > _WALK_DEPTH or not isinstance(value, (dict, list)):
-        return value, []
-    items = value.items() if isinstance(value, dict) else enumerate(value)
-    kept: list[tuple[Any, Any]] = []
-    left: list[str] = []
-    for key, item in items:
-        where = (f"{path}.{key}" if path else str(key)) if isinstance(value, dict) else f"{path}[{key}]"
-        if isinstance(item, Unfilled):
-            left.append(f"{where} ({item})")
-            continue
-        item, inner = unfilled(item, where, depth + 1)
-        kept.append((key, item))
-        left.extend(inner)
-    return (dict(kept) if isinstance(value, dict) else [item for _, item in kept]), left
-
-
-def quoted_placeholders(value: Any, path: str = "", depth: int = 0) -> list[str]:
-    """The paths of the string values of ``value`` that are a placeholder's text (``"<number>"``).
-
-    >>> quoted_placeholders({"a": "<string>", "b": ["x", "<number>"]})
-    ['a', 'b[1]']
+    >>> unfilled({"a": Unfilled("<x>"), "b": [Unfilled("..."), "<number>"]})
+    ({'b': ['<number>']}, ['a (<x>)', 'b[0] (...)'], ['b[0]'])
     """
     if isinstance(value, str):
-        return [path] if value in TYPE_PLACEHOLDERS else []
+        return value, [], [kept_at] if value in TYPE_PLACEHOLDERS else []
     if depth > _WALK_DEPTH or not isinstance(value, (dict, list)):
-        return []
-    if isinstance(value, dict):
-        return [p for k, v in value.items()
-                for p in quoted_placeholders(v, f"{path}.{k}" if path else str(k), depth + 1)]
-    return [p for i, v in enumerate(value) for p in quoted_placeholders(v, f"{path}[{i}]", depth + 1)]
+        return value, [], []
+    is_dict = isinstance(value, dict)
+    kept: list[tuple[Any, Any]] = []
+    left: list[str] = []
+    quoted: list[str] = []
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        here = (f"{at}.{key}" if at else str(key)) if is_dict else f"{at}[{key}]"
+        if isinstance(item, Unfilled):
+            left.append(f"{here} ({item})")
+            continue
+        there = (f"{kept_at}.{key}" if kept_at else str(key)) if is_dict else f"{kept_at}[{len(kept)}]"
+        item, inner_left, inner_quoted = unfilled(item, here, there, depth + 1)
+        kept.append((key, item))
+        left.extend(inner_left)
+        quoted.extend(inner_quoted)
+    return (dict(kept) if is_dict else [item for _, item in kept]), left, quoted
 
 
 class SlotFillCall(JsonFamily):
@@ -128,12 +118,11 @@ class SlotFillCall(JsonFamily):
     def _filled(reply: Reply, arguments: dict[str, Any]) -> dict[str, Any]:
         """``arguments`` without the slots left unfilled, each noted, as are placeholders kept as values."""
         number = len(reply.calls) + 1
-        arguments, left = unfilled(arguments)
+        arguments, left, quoted = unfilled(arguments)
         if left:
             reply.note(f"call {number} left {len(left)} slot(s) unfilled: {', '.join(left[:8])}")
-        kept = quoted_placeholders(arguments)
-        if kept:
-            reply.note(f"call {number} keeps a placeholder as its value: {', '.join(kept[:8])}", breaks_format=False)
+        if quoted:
+            reply.note(f"call {number} keeps a placeholder as its value: {', '.join(quoted[:8])}", breaks_format=False)
         return arguments
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

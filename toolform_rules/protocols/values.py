@@ -1,20 +1,15 @@
-"""JSON values as models write them (``grammars/json_values.lark``), read once; their keys written twice.
+"""JSON values as models write them (``grammars/json_values.lark``), read once, and their keys written twice.
 
-Strict JSON is read by Python's ``json`` (the one fast path, held to the grammar by a property
-test), anything else by the grammar (:func:`read_grammar`, within the reply's
-:class:`~toolform_rules.protocols.reading.GrammarBudget`) through :class:`JsonValues`, which the
-grammars that import ``json_values`` reuse.  A key written twice (``{"value": 5, "value": -1}``)
-keeps its last value, as JSON parsers keep it, and is recorded as the value is read
-(:class:`Repeats`: the grammar's ``object``, or strict JSON's ``object_pairs_hook`` when
-:func:`may_repeat` says a key may repeat), so that a call names it (``parse_reply`` notes it as
-a repair, or refuses the call under ``rule="as_written"``).  :func:`bracket_groups` finds
-bracket groups in untrusted text, quote-aware, linear and at C speed.
+Strict JSON is read by Python's ``json`` (the one fast path), anything else by the grammar
+(:func:`read_grammar`, within the reply's grammar budget) through :class:`JsonValues`.  A key written
+twice keeps its last value, as in JSON, and is recorded as the value is read (:class:`Repeats`), so
+that a call names it.  :func:`bracket_groups` finds bracket groups in untrusted text, quote-aware,
+linear and at C speed.
 """
 
 from __future__ import annotations
 
 import array
-import copy
 import functools
 import itertools
 import json
@@ -88,12 +83,6 @@ class JsonValues(Transformer):
     def __init__(self, repeats: "Repeats | None" = None) -> None:
         self.repeats = repeats
 
-    def recording(self, repeats: "Repeats") -> "JsonValues":
-        """This transformer recording in ``repeats`` (a copy: protocols share theirs)."""
-        clone = copy.copy(self)
-        clone.repeats = repeats
-        return clone
-
     def object(self, pairs: list) -> dict:
         return dict(pairs) if self.repeats is None else self.repeats.pairs(pairs)
 
@@ -149,23 +138,15 @@ def json_value(text: str) -> Any:
 
 
 def loads_lenient(text: str, grammar: str = "json_object", *, max_grammar_bytes: int = 200_000) -> Any:
-    """A JSON value as models write it: strict JSON, else the grammar (not given text longer than
-    ``max_grammar_bytes``); a :class:`GrammarFailure` when neither reads it.
+    """A JSON value as models write it: strict JSON, else the grammar (given at most ``max_grammar_bytes``); a
+    :class:`GrammarFailure` when neither reads it.
 
     >>> loads_lenient("{'a': True, 'b': [1, 2,],}")
     {'a': True, 'b': [1, 2]}
     """
     value = json_value(text)
-    if value is not _MISSING:
-        return value
-    if len(text) > max_grammar_bytes:
-        raise GrammarFailure(grammar, 1, 1, (), f"text longer than {max_grammar_bytes} characters that is not "
-                                                "strict JSON")
-    tree = parse(grammar, text)
-    try:
-        return JsonValues().transform(tree)
-    except Exception:  # a value the grammar reads but Python cannot hold (too deep, too long a number)
-        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply or too large") from None
+    budget = GrammarBudget(max_grammar_bytes, run_cost=0)
+    return value if value is not _MISSING else read_grammar(grammar, text, JsonValues(), budget=budget)
 
 
 #: ``json_values.lark``'s tokens: white space and punctuation, strings in either quote, words, numbers
@@ -225,9 +206,8 @@ _Known = tuple[dict[str, Any], tuple[str, ...]]
 
 
 class Repeats:
-    """The objects of one reply's values that hold a key written twice, by identity (kept alive here while
-    the reply is read), with those keys; ``calls``: a call object's own keys written twice, by the identity
-    of the call's arguments.  Each object is indexed once: linear in the reply, whatever it repeats.
+    """The objects of one reply's values that hold a key written twice, with those keys, by identity (kept alive
+    here); ``calls``: a call object's own keys written twice, by the identity of the call's arguments.
 
     >>> repeats = Repeats()
     >>> value = json.JSONDecoder(object_pairs_hook=repeats.pairs).decode('{"a": {"b": 1, "b": 2}, "a2": 3}')
@@ -312,11 +292,9 @@ class Repeats:
 
 
 def may_repeat(value: Any, text: str, start: int = 0, end: int | None = None) -> bool:
-    """Whether ``value``, read as JSON from ``text[start:end]``, may hold a key written twice (``False`` is
-    sure; ``True`` wants a look, :func:`reread`): every key stands before a colon of its own, so a text
-    that writes one twice holds more colons than its value's keys and the colons in its strings.  The
-    keys of a call object, its arguments and the objects among those are counted first (against the
-    colons, less those of URLs), all of them only when that does not settle it.
+    """Whether ``value``, read as JSON from ``text[start:end]``, may hold a key written twice (``False`` is sure):
+    every key stands before a colon of its own, so such a text holds more colons than its value's keys and
+    the colons in its strings (all counted only when a call's own keys do not settle it).
 
     >>> may_repeat({"a": 1}, '{"a": 1}'), may_repeat({"a": 2}, '{"a": 1, "a": 2}')
     (False, True)
@@ -407,16 +385,13 @@ GROUP, TOO_DEEP, INNER = 0, 1, 2
 
 
 class Brackets:
-    """The regular expressions that find the groups of one set of brackets, quote-aware, built once per set.
+    """The regular expressions that find the groups of one set of brackets, built once per set.
 
-    Inside a group, a ``"`` starts a string, and so does a ``'`` that does not follow a letter or
-    digit; a string ends at its own quote or a newline, a backslash in it escapes the next
-    character.  Outside a group quotes mean nothing.  No pattern backtracks (the alternatives start
-    with different characters, every repeat is possessive).  ``group[k]``: a group nested at most
-    ``k`` levels deep; ``tokens``: whole tokens, stopping before a string that would run past the
-    end; ``skeleton``: a run of whole tokens that are not brackets; ``step``: whole tokens up to and
-    including the next bracket; ``deltas``/``others``: ``bytes.translate`` arguments that keep a
-    text's brackets only, as +1 and -1.
+    Inside a group a string starts at ``"``, or at ``'`` not after a letter or digit, and ends at its
+    quote or a newline (a backslash escapes); outside, quotes mean nothing.  No pattern backtracks.
+    ``group[k]``: a group of at most ``k`` levels; ``tokens``: whole tokens (not a string that runs
+    past the end); ``skeleton``: whole tokens that are not brackets; ``step``: whole tokens up to and
+    including a bracket; ``deltas``/``others``: ``translate`` them to +1 and -1.
     """
 
     def __init__(self, openers: str, closers: str) -> None:
