@@ -119,14 +119,20 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
         obj = function
     else:
         return None
-    name_key = next((key for key in NAME_KEYS if isinstance(obj.get(key), str)), None)
-    if name_key is None:
+    for name_key in NAME_KEYS:  # (loops, not generators: every call passes here)
+        if isinstance(obj.get(name_key), str):
+            break
+    else:
         return None
-    argument_key = next((key for key in ARGUMENT_KEYS if key in obj), None)
-    arguments = _arguments(obj[argument_key], reply) if argument_key is not None \
-        else {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
+    for argument_key in ARGUMENT_KEYS:
+        if argument_key in obj:
+            arguments = _arguments(obj[argument_key], reply)
+            break
+    else:
+        argument_key = ""
+        arguments = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
     if reply is not None and reply.repeats is not None:  # (reading arguments written as text may have made it)
-        reply.repeats.call_object(around, arguments, copied=argument_key is None)
+        reply.repeats.call_object(around, arguments, copied=not argument_key)
     return obj[name_key], arguments
 
 
@@ -157,7 +163,11 @@ def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]
     ([('f', {'a': 1})], 1)
     """
     items = [value] if isinstance(value, dict) else value if isinstance(value, list) else [None]
-    calls = [call for call in (call_from_object(item, reply=reply) for item in items) if call is not None]
+    calls = []
+    for item in items:
+        call = call_from_object(item, reply=reply)
+        if call is not None:
+            calls.append(call)
     return calls, len(items) - len(calls)
 
 
@@ -387,7 +397,8 @@ class Reply:
 
     def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
         """Take ``calls``, each with ``span``; how many."""
-        self.calls.extend(self.call(name, arguments, span) for name, arguments in calls)
+        for name, arguments in calls:
+            self.calls.append(self.call(name, arguments, span))
         return len(calls)
 
     def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int] | None, written: Any = None
@@ -419,13 +430,13 @@ class Reply:
     def blank(self, start: int, stop: int, values: Iterable[Candidate] = (),
               allowed: "re.Pattern[str] | None" = None) -> bool:
         """Whether ``text[start:stop]`` holds nothing but ``values``, white space and ``allowed`` (a pattern)."""
-        at, gaps = start, []
-        for candidate in values:
-            gaps.append(self.text[at:candidate.begin])
+        at = start
+        for candidate in [*values, Candidate(stop, stop, None)]:
+            gap = self.text[at:candidate.begin]
+            if gap and not gap.isspace() and (allowed is None or allowed.sub("", gap).strip()):
+                return False
             at = max(at, candidate.end)
-        gaps.append(self.text[at:stop])
-        return all(not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
-                   for gap in gaps)
+        return True
 
     def extraction(self) -> Extraction:
         """The result: the calls, the notes (the groups too deep first, the first failure that matters last)."""

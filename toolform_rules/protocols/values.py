@@ -321,7 +321,11 @@ def _call_keys(value: Any) -> int:
     arguments = value.get("arguments")
     if type(arguments) is not dict:
         return len(value)
-    return len(value) + len(arguments) + sum(len(item) for item in arguments.values() if type(item) is dict)
+    keys = len(value) + len(arguments)
+    for item in arguments.values():
+        if type(item) is dict:
+            keys += len(item)
+    return keys
 
 
 def _counts(value: Any, counts: list[int]) -> list[int]:
