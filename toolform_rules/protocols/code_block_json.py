@@ -9,8 +9,6 @@ too; a reply with no fence gives its bare call objects, noted; a fence never clo
 ```json
 {"name": "f", "arguments": {"a": "\\u0060\\u0060\\u0060"}}
 ```
->>> [(c.name, c.arguments) for c in PROTOCOL.parse("Sure:\\n```json\\n{'name': 'f', 'arguments': {}}\\n```").calls]
-[('f', {})]
 """
 
 from __future__ import annotations

@@ -5,11 +5,8 @@ is not); call objects standing bare are read when there is no array, noted.  An 
 gives the complete call objects before the break (the family's recovery), noted with where it broke.
 
 >>> from toolform_rules.calls import ToolCall
->>> reply = PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {})])
->>> reply
+>>> PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("g", {})])
 '[{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
->>> [(c.name, c.arguments) for c in PROTOCOL.parse(reply).calls]
-[('f', {'a': 1}), ('g', {})]
 >>> PROTOCOL.parse("Sure: [{'name': 'f', 'arguments': {'a': True,},}]").calls[0].arguments
 {'a': True}
 """
@@ -55,7 +52,8 @@ class JsonArray(JsonFamily):
             reply.compliant = False
         return reply
 
-    def _sort(self, reply: Reply, values: list[Candidate]) -> tuple[Candidate | None, list[tuple[Candidate, list]], int]:
+    def _sort(self, reply: Reply, values: list[Candidate]
+              ) -> tuple[Candidate | None, list[tuple[Candidate, list]], int]:
         """The array of calls (the first; its calls taken), the call objects standing bare (with their calls)
         and how many more arrays of calls ``values`` hold; a bracket in prose (``[1]``) is none of them."""
         array: Candidate | None = None

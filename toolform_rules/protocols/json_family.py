@@ -334,8 +334,9 @@ class Reply:
             strict, cut = _strict(text, begin)
             if strict is not _MISSING and cut > stop:
                 strict, cut = _MISSING, -1
+            # (a value this long nests at most ``depth`` levels, and so does one of as few brackets)
             elif strict is not _MISSING and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
-                    "[", begin, cut) <= depth):  # (a value this long nests at most ``depth`` levels; so do as few brackets)
+                    "[", begin, cut) <= depth):
                 into.append(Candidate(begin, cut, self.checked(strict, text, begin, cut)))
                 return cut, True
         end, closed, deep = group_end(text, begin, stop, _BRACKETS, depth)
@@ -384,8 +385,7 @@ class Reply:
         if candidate.failure is UNREAD:
             try:
                 self.grammar_value(self.text[candidate.begin:candidate.end])
-                candidate.failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast readers could not "
-                                                                                  "read")
+                candidate.failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast path did not read")
             except GrammarFailure as stopped:
                 candidate.failure = stopped
         return relocate(candidate.failure, self.text, candidate.begin)  # type: ignore[arg-type]

@@ -5,12 +5,9 @@ a pretty-printed object or two objects on one line still give their calls, noted
 call" and keeps to the format.
 
 >>> from toolform_rules.calls import ToolCall
->>> reply = PROTOCOL.render_calls([ToolCall("f", {"a": "x\\ny"}), ToolCall("g", {})])
->>> print(reply)
+>>> print(PROTOCOL.render_calls([ToolCall("f", {"a": "x\\ny"}), ToolCall("g", {})]))
 {"name": "f", "arguments": {"a": "x\\ny"}}
 {"name": "g", "arguments": {}}
->>> [(c.name, c.arguments) for c in PROTOCOL.parse(reply).calls]
-[('f', {'a': 'x\\ny'}), ('g', {})]
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ no tag gives its bare call objects, noted.  Rendering writes ``</`` in strings a
 <tool_call>
 {"name": "f", "arguments": {"a": "<\\/tool_call>"}}
 </tool_call>
->>> [(c.name, c.arguments) for c in PROTOCOL.parse('<tool_call>{"name": "f", "arguments": {}}').calls]
-[('f', {})]
 """
 
 from __future__ import annotations

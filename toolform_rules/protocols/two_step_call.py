@@ -12,8 +12,6 @@ f
 {"a": 1}
 math.factorial
 {"n": 5}
->>> [(c.name, c.arguments) for c in PROTOCOL.parse("**f**\\n```json\\n{'a': True}\\n```").calls]
-[('f', {'a': True})]
 """
 
 from __future__ import annotations

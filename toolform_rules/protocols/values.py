@@ -498,7 +498,7 @@ def _pieces(text: str, at: int, n: int, kind: Brackets) -> Iterator[tuple[int, i
         limit = min(n, at + size)
         size *= 2
         no_string = text.find('"', at, limit) < 0 and text.find("'", at, limit) < 0
-        stop = limit if limit < n and no_string else kind.tokens.match(text, at, limit).end()  # type: ignore[union-attr]
+        stop = limit if limit < n and no_string else kind.tokens.match(text, at, limit).end()  # type: ignore
         if stop == at:  # a string longer than the piece, or one that never ends
             if limit == n:
                 return
@@ -569,6 +569,6 @@ def balanced_spans(text: str, opener: str = "{", closer: str = "}", *, limit: in
 
 
 __all__ = ["GROUP", "INNER", "TOO_DEEP", "Brackets", "JsonValues", "Repeats", "any_of", "balanced_spans",
-           "bracket_groups", "brackets", "group_end", "in_call_object", "inner_groups", "json_value", "keys_twice", "lexes",
-           "loads_lenient", "may_repeat", "noted", "number", "places", "read_grammar", "repair", "reread", "unquote",
-           "where"]
+           "bracket_groups", "brackets", "group_end", "in_call_object", "inner_groups", "json_value", "keys_twice",
+           "lexes", "loads_lenient", "may_repeat", "noted", "number", "places", "read_grammar", "repair", "reread",
+           "unquote", "where"]
