@@ -430,13 +430,14 @@ class Reply:
     def blank(self, start: int, stop: int, values: Iterable[Candidate] = (),
               allowed: "re.Pattern[str] | None" = None) -> bool:
         """Whether ``text[start:stop]`` holds nothing but ``values``, white space and ``allowed`` (a pattern)."""
-        at = start
-        for candidate in [*values, Candidate(stop, stop, None)]:
-            gap = self.text[at:candidate.begin]
+        text, at = self.text, start
+        for candidate in values:
+            gap = text[at:candidate.begin]
             if gap and not gap.isspace() and (allowed is None or allowed.sub("", gap).strip()):
                 return False
             at = max(at, candidate.end)
-        return True
+        gap = text[at:stop]
+        return not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
 
     def extraction(self) -> Extraction:
         """The result: the calls, the notes (the groups too deep first, the first failure that matters last)."""

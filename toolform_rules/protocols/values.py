@@ -336,14 +336,18 @@ def _counts(value: Any, counts: list[int]) -> list[int]:
     """
     if type(value) is dict:
         counts[0] += len(value)
-        counts[1] += sum(key.count(":") for key in value if ":" in key)
+        for key in value:  # (loops, not generators: every reply's value may pass here)
+            if ":" in key:
+                counts[1] += key.count(":")
         value = value.values()
     elif type(value) is not list:
         return counts
     for item in value:
-        if type(item) is str:
-            counts[1] += item.count(":")
-        elif type(item) in _CONTAINERS:
+        kind = type(item)
+        if kind is str:
+            if ":" in item:
+                counts[1] += item.count(":")
+        elif kind is dict or kind is list:
             _counts(item, counts)
     return counts
 
