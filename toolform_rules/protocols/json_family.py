@@ -126,7 +126,9 @@ def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
         return None
     for argument_key in ARGUMENT_KEYS:
         if argument_key in obj:
-            arguments = _arguments(obj[argument_key], reply)
+            arguments = obj[argument_key]
+            if type(arguments) is not dict:
+                arguments = _arguments(arguments, reply)
             break
     else:
         argument_key = ""
@@ -306,8 +308,8 @@ class Reply:
         if marker is not None and self.runs_to_end:
             return self.values(start, marker.start(), top)[0], marker
         found: list[Candidate] = []
-        at = start
-        while (bracket := any_of(top).search(text, at, stop if marker is None else marker.start())) is not None:
+        at, search = start, any_of(top).search
+        while (bracket := search(text, at, stop if marker is None else marker.start())) is not None:
             if len(found) >= MAX_CANDIDATES:
                 self.more = True
                 return found, None
