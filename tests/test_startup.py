@@ -29,7 +29,7 @@ NOT_FOR_A_JSON_REPLY = ("lark", "regex", "re2", "yaml", "cattrs", "toolform_rule
 #: and the text-value typing that ``replies`` imports.
 JSON_OBJECT_MODULES = {"toolform_rules.protocols", "toolform_rules.protocols.base", "toolform_rules.protocols.json_object",
                        "toolform_rules.protocols.json_family", "toolform_rules.protocols.reading",
-                       "toolform_rules.protocols.values", "toolform_rules.protocols.typing",
+                       "toolform_rules.protocols.values", "toolform_rules.protocols.text_values",
                        "toolform_rules.protocols.duplicates"}
 #: The protocols that carry calls as JSON: a well-formed reply is read by ``json.loads``, never the grammar.
 JSON_FAMILY = ("json_object", "json_array", "jsonl_call", "code_block_json", "native", "tool_call_tags",

@@ -25,7 +25,7 @@ from .protocols import REGISTRY, get_protocol, lenient_order
 from .protocols.base import Extraction, Protocol, RawCall
 from .protocols.duplicates import repair
 from .protocols.reading import text_outside
-from .protocols.typing import type_values
+from .protocols.text_values import type_values
 from .engine.report import ValidationReport
 from .engine.rules import RuleSet
 

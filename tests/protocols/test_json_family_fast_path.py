@@ -73,24 +73,3 @@ def test_prose_braces_alone_give_a_note_that_says_where_they_stop_being_json() -
     assert extraction.calls == ()
     assert extraction.notes[-1] == "no JSON could be read: line 1, column 4: expected '}' or a double-quoted string " \
                                    "or a single-quoted string, found 't'"
-
-
-BLOCK_PIECES = st.sampled_from(['{"name": "f", "arguments": {"a": 1}}', '[{"name": "f", "arguments": {}}]', "{", "}",
-                                "[1, 2]", "prose", " ", "\n", "```json", "```", "<tool_call>", "</tool_call>",
-                                "<TOOL_CALL>", '{"a": "</tool_call>"}', '{"name": "g"}', "{'name': 'f'}", "\\"])
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["tool_call_tags", "code_block_json"]), st.lists(BLOCK_PIECES, max_size=12))
-def test_the_lone_block_shortcut_reads_what_the_whole_reading_reads(protocol_id: str, pieces: list[str]) -> None:
-    """``BlockFormat.lone_value`` (one JSON value between blanks and the closing marker) is a shortcut: with it
-    turned off, every block is read by ``Reply.values`` and checked by ``Reply.blank``, with the same result."""
-    protocol = get_protocol(protocol_id)
-    text = "".join(pieces)
-    with_shortcut = protocol.parse(text)
-    try:
-        protocol.lone_value = lambda reply, body: None  # type: ignore[method-assign]
-        without = protocol.parse(text)
-    finally:
-        del protocol.lone_value
-    assert with_shortcut == without

@@ -41,24 +41,20 @@ def test_fast_path_and_grammar_agree(raw):
     assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.data(), sample_calls(max_calls=3))
-def test_lenient_fast_path_and_grammar_agree(data, calls):
+def test_json_as_models_write_it_is_read_as_the_grammar_reads(data, calls):
     text = data.draw(lenient_reply(calls, container="lines"))
-    slow = grammar_calls(PROTOCOL, text)
     event("each object on one line" if text.count("\n") == len(calls) - 1 else "an object over several lines")
-    assert_calls(fast_calls(PROTOCOL, text), slow, context=text)
-    assert_calls(read_calls(PROTOCOL, text), slow, context=text)
+    assert_calls(read_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.data(), sample_calls(max_calls=3))
-def test_lenient_one_line_replies_take_the_fast_path(data, calls):
+def test_lenient_one_line_replies_keep_to_the_format(data, calls):
     text = data.draw(lenient_reply(calls, container="lines", spaces=ONE_LINE))
-    slow = grammar_calls(PROTOCOL, text)
-    assert_calls(fast_calls(PROTOCOL, text), slow, context=text)
     extraction = PROTOCOL.parse(text)
-    assert_calls(as_pipeline_reads(PROTOCOL, extraction), slow, context=text)
+    assert_calls(as_pipeline_reads(PROTOCOL, extraction), grammar_calls(PROTOCOL, text), context=text)
     assert extraction.compliant and not extraction.notes, (text, extraction)
 
 

@@ -72,11 +72,11 @@ def test_fast_path_and_grammar_agree(raw, envelope):
     assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.data(), sample_calls(max_calls=3))
-def test_lenient_fast_path_and_grammar_agree(data, calls):
+def test_json_as_models_write_it_is_read_as_the_grammar_reads(data, calls):
     text = data.draw(lenient_reply(calls))
-    assert_calls(fast_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
+    assert_calls(read_calls(PROTOCOL, text), grammar_calls(PROTOCOL, text), context=text)
 
 
 AGREE = [

@@ -14,7 +14,7 @@ from toolform_rules import sample_toolset
 from toolform_rules.calls import ToolCall
 from toolform_rules.protocols import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.json_family import lenient_json, read_grammar
+from toolform_rules.protocols.json_family import read_grammar
 from toolform_rules.protocols.two_step_call import NAME_LINE
 
 PROTOCOL = get_protocol("two_step_call")
@@ -51,7 +51,7 @@ def _grammar_name(line):
         return None
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.sampled_from(["", "`", "*", "**", "***", " ", "\t"]), st.sampled_from(["f", "math.factorial", "a-b",
                                                                                   "Legal_Draft_V3", "été", "x1",
                                                                                   "1x", "a..b", "a.", "a b", ""]),
@@ -63,7 +63,7 @@ def test_name_line_expression_and_grammar_agree(before, name, parens, after, col
     assert (match.group(1) if match else None) == _grammar_name(line), line
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="`*:() \tab.-_1é", max_size=12))
 def test_name_line_expression_and_grammar_agree_on_noise(line):
     match = NAME_LINE.fullmatch(line)
@@ -92,16 +92,14 @@ def test_fast_path_and_grammar_agree(raw):
     assert_calls(read_calls(PROTOCOL, text), slow, context=text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.data(), sample_calls(max_calls=3))
-def test_lenient_fast_path_and_grammar_agree(data, calls):
+def test_json_as_models_write_it_is_read_as_the_grammar_reads(data, calls):
     decorations = data.draw(st.lists(st.sampled_from(["{}", "`{}`", "**{}**", "{}:", "{}()"]),
                                      min_size=len(calls), max_size=len(calls)))
     arguments = [data.draw(lenient_text(c.arguments)) for c in calls]
     text = "\n".join(d.format(c.name) + "\n" + a for d, c, a in zip(decorations, calls, arguments))
     slow = grammar_calls(PROTOCOL, text)
-    # the parse reads lenient arguments with the lenient fast path, each object on its own
-    assert_calls([(c.name, lenient_json(a)) for c, a in zip(calls, arguments)], slow, context=text)
     extraction = PROTOCOL.parse(text)
     assert_calls(as_pipeline_reads(PROTOCOL, extraction), slow, context=text)
     assert extraction.compliant

@@ -1,10 +1,8 @@
 """What every answer protocol is: a grammar, a transformer, a renderer — behind one interface.
 
-A protocol reads reply text and returns an :class:`Extraction`: the raw calls it found
-(name, arguments as written, where they stood), notes (where a grammar stopped, what was
-ignored) and whether the whole reply kept to the format.  It never validates and never
-sees a schema beyond what typing text values needs.  It also renders calls: ``example``,
-``render_calls`` and ``instructions`` for a prompt.
+A protocol reads reply text into an :class:`Extraction`: the raw calls it found (name, arguments
+as written, where they stood), notes (where a grammar stopped, what was ignored) and whether the
+whole reply kept to the format.  It never validates.  It also renders calls for a prompt.
 """
 
 from __future__ import annotations
@@ -20,11 +18,8 @@ from ..schema.toolset import Toolset
 
 @attrs.frozen
 class ProtocolInfo:
-    """A protocol's identity: its id, a name, one sentence on what it looks like.
-
-    ``parallel``: a reply may hold several calls.  ``text_values``: the format writes
-    values as text, so they are typed from the tool's schema after parsing (``cli_call``).
-    """
+    """A protocol's identity: its id, a name, one sentence on what it looks like; ``parallel``: a reply may
+    hold several calls; ``text_values``: values are written as text, typed from the tool's schema."""
 
     id: str
     name: str
@@ -35,12 +30,9 @@ class ProtocolInfo:
 
 @attrs.frozen
 class RawCall:
-    """A call as the reply wrote it: the name, the arguments, and the span of text it came from.
-
-    ``duplicates``: where the call wrote a key twice (``'"value" in the arguments'``, see
-    :mod:`~toolform_rules.protocols.duplicates`); its arguments hold the last value, and
-    ``parse_reply`` refuses the call under ``rule="as_written"``.
-    """
+    """A call as the reply wrote it: the name, the arguments, the span of text it came from, and
+    ``duplicates``: where it wrote a key twice (``'"value" in the arguments'``; the arguments hold the last
+    value, and ``parse_reply`` refuses the call under ``rule="as_written"``)."""
 
     name: str
     arguments: dict[str, Any]
@@ -50,13 +42,8 @@ class RawCall:
 
 @attrs.frozen
 class Extraction:
-    """What a protocol found in a reply.
-
-    ``compliant``: the reply is the format and nothing else (surrounding white space, and a
-    code fence where the format allows one, aside).  ``notes``: sentences for the caller —
-    where a grammar stopped (line, column, what it expected), what was left over.
-    ``content``: set by a format that knows its own markers (model-native formats).
-    """
+    """What a protocol found in a reply: ``calls``, ``notes`` (sentences for the caller: where a grammar
+    stopped, what was left over) and ``compliant`` (the reply is the format and nothing else)."""
 
     calls: tuple[RawCall, ...] = ()
     notes: tuple[str, ...] = ()
@@ -70,8 +57,8 @@ INTERNAL_ERROR = "internal error while reading the reply"
 
 
 def internal_error(protocol_id: str, err: BaseException) -> Extraction:
-    """What a protocol returns when reading a reply failed in a way it did not foresee (a bug):
-    no calls, and one note naming the protocol and the error, never a traceback to the caller.
+    """What a protocol returns when reading a reply failed in a way it did not foresee (a bug): no calls,
+    and one note naming the protocol and the error, never a traceback to the caller.
 
     >>> internal_error("json_object", ZeroDivisionError()).notes
     ('json_object: internal error while reading the reply (ZeroDivisionError)',)
@@ -83,8 +70,7 @@ class Protocol:
     """Base class of the answer protocols; a subclass sets ``info`` and implements the three verbs."""
 
     info: ProtocolInfo
-    #: a call's end is marked (a closing bracket or tag): text after a complete call is never part of it, so
-    #: a stream may announce the call as soon as it closes (else only when the next call begins)
+    #: a call's end is marked (a closing bracket or tag): a stream may announce the call as soon as it closes
     closes_calls: bool = False
 
     @property
@@ -94,10 +80,8 @@ class Protocol:
     def parse(self, text: str, tools: Toolset | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Extraction:
         """The calls ``text`` holds in this protocol's syntax; never raises for any text.
 
-        The one guard of every protocol: :meth:`read` does the work, and an error it did not
-        foresee (a bug) becomes :func:`internal_error`'s note, never the caller's exception.
-        ``tools``: the toolset the calls are for, where the syntax needs it (a positional
-        argument's name, a bare name in running text); ``limits``: the reply's size caps.
+        :meth:`read` does the work; an error it did not foresee becomes :func:`internal_error`'s note.
+        ``tools``: the toolset, where the syntax needs it; ``limits``: the reply's size caps.
         """
         if not isinstance(text, str):
             text = "" if text is None else str(text)
@@ -112,9 +96,7 @@ class Protocol:
 
     def raw_calls(self, text: str, tools: Toolset | None = None, *,
                   limits: Limits = DEFAULT_LIMITS) -> tuple[RawCall, ...]:
-        """The calls of :meth:`parse`, without its notes: what a format that hands its calls' text to this
-        protocol (a model-native format) takes.  A protocol may read them faster where it can tell that
-        the answer is the same; never raises.
+        """The calls of :meth:`parse`, without its notes (what a model-native format hands its calls' text to).
 
         >>> from toolform_rules.protocols import get_protocol
         >>> get_protocol("python_list_call").raw_calls("[f(a=1, a=2)]")[0].duplicates
@@ -133,11 +115,8 @@ class Protocol:
         return [(call.name, call.arguments) for call in self.raw_calls(text, tools, limits=limits)]
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        """The reply a model following this protocol would write for ``calls``.
-
-        A positional format (``csv_call``) also takes ``tools=``: its values go by the
-        tool's parameter order.
-        """
+        """The reply a model following this protocol would write for ``calls`` (a positional format, such as
+        ``csv_call``, also takes ``tools=``)."""
         raise NotImplementedError
 
     def example(self, call: ToolCall) -> str:

@@ -1,18 +1,14 @@
 """code_block_json: the call object inside a Markdown code fence tagged ``json``.
 
-Grammar: ``grammars/code_block_json.lark``.  Each fence is found and its JSON read in one
-forward pass: a fence inside a JSON string does not close the block.  One fence per call is
-the format; several objects (or an array) in one fence are read too.  A reply with no fence
-but a bare call object gives that call, noted; a fence that never closes is read to the
-end of the reply.
+Grammar: ``grammars/code_block_json.lark``.  Each fence is found and its JSON read in one forward pass (a
+fence inside a JSON string does not close the block).  Several objects (or an array) in one fence are read
+too; a reply with no fence gives its bare call objects, noted; a fence never closed is read to the end.
 
 >>> from toolform_rules.calls import ToolCall
 >>> print(PROTOCOL.render_calls([ToolCall("f", {"a": "```"})]))
 ```json
 {"name": "f", "arguments": {"a": "\\u0060\\u0060\\u0060"}}
 ```
->>> [(c.name, c.arguments) for c in PROTOCOL.parse("Sure:\\n```json\\n{'name': 'f', 'arguments': {}}\\n```").calls]
-[('f', {})]
 """
 
 from __future__ import annotations

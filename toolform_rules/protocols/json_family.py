@@ -1,32 +1,18 @@
 """The JSON family's skeleton: what json_object, json_array, jsonl_call, code_block_json, native,
-slot_fill_call, two_step_call and tool_call_tags share.
+slot_fill_call, two_step_call and tool_call_tags share (calls as JSON, and something around it).
 
-They all carry calls as JSON and differ in what stands around it.  :class:`JsonFamily` is
-their base class: its ``read`` makes a :class:`Reply` (the text, its limits and grammar
-budget, what has been found) and hands it to the format's ``read_reply``, which says where
-the format's JSON stands and what its values mean; :meth:`Reply.extraction` then adds the
-notes every format gives alike (the first value no reader could take, a group nested too
-deep) and makes the :class:`~toolform_rules.protocols.base.Extraction`.
-
-A value is located and read in one step (:meth:`Reply.values`): at each bracket that may
-start one (found at C speed, up to a marker of the format such as a closing tag standing
-outside any value), the C decoder reads strict JSON straight from the reply and says where
-it ends.  Only when that fails is the group's end found by the quote-aware scanner of
-:mod:`~toolform_rules.protocols.values` (a group nested deeper than twice ``Limits.max_depth``
-gives the complete groups inside it instead, noted: a call's arguments nest at most
-``Limits.max_depth`` levels, inside at most as many of envelope), and the group read by
-:func:`~toolform_rules.protocols.values.lenient_json` (JSON as models write it, through the
-C parser), then by the format's grammar within the reply's
-:class:`~toolform_rules.protocols.reading.GrammarBudget`, so Lark never reads more than a
-bounded part of a hostile reply.  Each reader sees a group once.  :func:`call_from_object`,
-:func:`calls_in` and :func:`native_calls` make calls of the values.
-
-Every grammar of the family imports ``json_values.lark`` and has a rule ``candidate`` (one
-bracket group of a reply).
+:class:`JsonFamily`'s ``read`` hands a :class:`Reply` to the format's ``read_reply``, which says where
+its JSON stands and what it means.  A value is read on one path (:meth:`Reply.values`): strict JSON
+straight from the reply by Python's C decoder (the fast path), else the bracket group found by
+:mod:`~toolform_rules.protocols.values` and read by the format's grammar (the specification: each
+imports ``json_values.lark``, with a rule ``candidate`` for one group) within the reply's budget.
+Recovery beyond the grammar is one step, :meth:`Reply.inside`: the values inside a group no reader
+took whole or that holds no call, noted by the format that takes them.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
@@ -34,13 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 import attrs
 
 from ..calls import ToolCall
-from ..grammar import GrammarFailure, Transformer, parse
-from ..limits import DEFAULT_LIMITS, Limits
+from ..grammar import GrammarFailure
+from ..limits import Limits
 from .base import Extraction, Protocol, RawCall
-from .duplicates import Repeats, may_repeat, noted, reread
 from .reading import MAX_NOTES, GrammarBudget, strip_code_fence
-from .values import _LEVELS, _MISSING, NOT_JSON, TOO_DEEP, JsonValues, bracket_groups, brackets, group_end, \
-    inner_groups, json_value, lenient_json, read_lenient
+from .values import _LEVELS, _MISSING, TOO_DEEP, JsonValues, Repeats, any_of, bracket_groups, brackets, group_end, \
+    inner_groups, json_value, lexes, may_repeat, noted, read_grammar, reread
 
 if TYPE_CHECKING:
     from ..schema.toolset import Toolset
@@ -48,53 +33,33 @@ if TYPE_CHECKING:
 #: At most this many values (and as many blocks of a format) are read from one reply.
 MAX_CANDIDATES = 1000
 
-#: strict JSON from a position of a text: the value, and where it ends (the C scanner that
-#: ``JSONDecoder.raw_decode`` wraps; at a bracket it fails with a ``JSONDecodeError`` that says where)
 _DECODE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _BRACKETS = brackets("{[", "}]")
+lenient_json = json_value  # (the name csv_call reads JSON by)
 
 
-#: white space, at C speed
-_BLANKS = re.compile(r"\s*+")
-#: a group this long is scanned once per reply, however many times the reply is read (see ``Reply._scanned``)
-_LONG_GROUP = 4096
-
-
-def _stopped_at(failure: BaseException) -> int:
-    """Where :data:`_DECODE` stopped: a ``JSONDecodeError`` says so, and so does a ``StopIteration`` (no
-    value where one must start, as in ``{"a": ``); ``-1`` for anything else (nested too deeply).
-
-    >>> _stopped_at(StopIteration(6)), _stopped_at(RecursionError())
-    (6, -1)
-    """
-    if isinstance(failure, StopIteration):
-        return failure.value if isinstance(failure.value, int) else -1
-    return getattr(failure, "pos", -1)
+def _strict(text: str, at: int) -> tuple[Any, int]:
+    """Strict JSON at ``at`` of ``text`` (the fast path, in C): the value and where it ends, else ``_MISSING`` and
+    where it stops (``-1``: nowhere in the text, as for a value nested too deeply)."""
+    try:
+        return _DECODE(text, at)
+    except StopIteration as failed:  # (no value where one must start)
+        return _MISSING, failed.value if isinstance(failed.value, int) else -1
+    except (ValueError, RecursionError) as failed:
+        return _MISSING, getattr(failed, "pos", -1)
 
 
 def value_spans(text: str, start: int = 0, end: int | None = None, *, openers: str = "{[",
                 limit: int = MAX_CANDIDATES, depth: int | None = None) -> list[tuple[int, int]]:
-    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``, at most ``limit``.
+    """The top-level bracket groups of ``text[start:end]`` that open with one of ``openers``, at most ``limit``
+    (:func:`~toolform_rules.protocols.values.bracket_groups`; one nested deeper than ``depth`` gives the
+    complete groups inside it in its place).
 
-    ``{}`` and ``[]`` nest together, quotes are respected inside a group, and a group still
-    open at the end is returned up to the end (a truncated reply).  A group nested deeper
-    than ``depth`` is not returned; the complete groups inside it are, in its place (see
-    :func:`~toolform_rules.protocols.values.bracket_groups`, which scans: linear, C speed).
-
-    >>> value_spans('see [1] and {"a": "}"} then [{"b": 2}, ')
-    [(4, 7), (12, 22), (28, 39)]
-    >>> value_spans('see [1] and [{"a": 1}]', openers="{")
-    [(13, 21)]
-    >>> value_spans('[[[{"a": [1]}]]] [2]', depth=3)
-    [(2, 14), (17, 20)]
+    >>> value_spans('see [1] and {"a": "}"} then [{"b": 2}, '), value_spans('[[[{"a": [1]}]]] [2]', depth=3)
+    ([(4, 7), (12, 22), (28, 39)], [(2, 14), (17, 20)])
     """
-    spans: list[tuple[int, int]] = []
-    for begin, stop, what in bracket_groups(text, start, end, top=openers, depth=depth):
-        if what != TOO_DEEP:
-            spans.append((begin, stop))
-            if len(spans) >= limit:
-                break
-    return spans
+    groups = bracket_groups(text, start, end, top=openers, depth=depth)  # (found lazily: as many as asked for)
+    return list(itertools.islice(((begin, stop) for begin, stop, what in groups if what != TOO_DEEP), limit))
 
 
 def position(text: str, offset: int) -> tuple[int, int]:
@@ -103,38 +68,22 @@ def position(text: str, offset: int) -> tuple[int, int]:
     >>> position("ab\ncd", 4)
     (2, 2)
     """
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
-_TERMINAL_WORDS = {"json_values__double_quoted": "a double-quoted string",
-                   "json_values__single_quoted": "a single-quoted string",
-                   "json_values__signed_number": "a number", "json_values__true": "true",
-                   "json_values__false": "false", "json_values__null": "null",
-                   "<END-OF-FILE>": "the end of the text"}
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
 
 
 def relocate(failure: GrammarFailure, text: str, offset: int) -> GrammarFailure:
     r"""``failure`` (on a candidate that starts at ``offset`` of ``text``) with the reply's line and column.
 
-    The names of terminals imported from ``json_values`` are put in words.
-
-    >>> failure = GrammarFailure("g", 1, 3, ("json_values__signed_number",), "'x'")
-    >>> relocate(failure, "ab\ncd", 4).describe()
+    >>> relocate(GrammarFailure("g", 1, 3, ("a number",), "'x'"), "ab\ncd", 4).describe()
     "line 2, column 4: expected a number, found 'x'"
     """
-    expected = tuple(dict.fromkeys(_TERMINAL_WORDS.get(e, e.replace("json_values__", "")) for e in failure.expected))
-    line, column = position(text, offset) if offset > 0 else (1, 1)
-    if failure.line == 1:
-        column += failure.column - 1
-    else:
-        column = failure.column
-    return GrammarFailure(failure.grammar, line + failure.line - 1, column, expected, failure.found)
+    line, column = position(text, offset)
+    column = column + failure.column - 1 if failure.line == 1 else failure.column
+    return GrammarFailure(failure.grammar, line + failure.line - 1, column, failure.expected, failure.found)
 
 
 class Values(JsonValues):
-    """Transformer base of the family's grammars: JSON values as Python values, ``start`` as a list of
-    values, ``candidate`` as its one value."""
+    """Transformer base of the family's grammars: ``start`` as a list of values, ``candidate`` as its one value."""
 
     def start(self, items: list) -> list:
         return list(items)
@@ -143,98 +92,70 @@ class Values(JsonValues):
         return items[0]
 
 
-def read_grammar(grammar: str, text: str, transformer: Transformer, start: str = "start", *,
-                 budget: GrammarBudget | None = None) -> Any:
-    """``text`` through ``grammar`` (from ``start``) and ``transformer``; a :class:`GrammarFailure` otherwise.
-
-    ``budget``: the reply's :class:`GrammarBudget` (a fresh one of the default limits when none).
-
-    >>> read_grammar("json_object", "{'a': [1,],}", Values())
-    [{'a': [1]}]
-    """
-    (GrammarBudget.of(DEFAULT_LIMITS) if budget is None else budget).spend(grammar, text)
-    tree = parse(grammar, text, start)
-    try:
-        return transformer.transform(tree)
-    except RecursionError:
-        raise GrammarFailure(grammar, 1, 1, (), "a value nested too deeply") from None
-    except Exception as err:  # a callback failed (Lark wraps it): a number Python cannot hold, say
-        raise GrammarFailure(grammar, 1, 1, (), f"a value that cannot be read ({err.__class__.__name__})") from None
-
-
 # --- values as calls -------------------------------------------------------------------------
 
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
-#: reads arguments written as JSON text that the fast readers could not (``json_object.lark``'s value)
-_ARGUMENTS_TEXT = JsonValues()
 
 Call = tuple[str, dict[str, Any]]
 
 
 def call_from_object(obj: Any, *, reply: "Reply | None" = None) -> Call | None:
-    """``(name, arguments)`` of a JSON object that names a tool, else ``None``.
-
-    Reads ``name``/``tool``/``tool_name``/``function`` for the name (``function`` may also
-    be an object holding both) and ``arguments``/``parameters``/``args``/``input`` for the
-    arguments; arguments written as a JSON string are parsed (strict JSON, the lenient fast
-    path, then the grammar within the grammar budget of ``reply``, the reply being read).
-    An object with a name and no arguments key carries its other keys as the arguments
-    (``{"name": "f", "a": 1}``); arguments that are not an object are kept under ``_raw``.
+    """``(name, arguments)`` of a JSON object that names a tool (under one of :data:`NAME_KEYS`; ``function``
+    may also be an object holding both), else ``None``.  The arguments are under one of
+    :data:`ARGUMENT_KEYS` (JSON text is read: :func:`_arguments`), else the object's other keys.
 
     >>> call_from_object({"name": "f", "arguments": '{"a": 1}'}), call_from_object({"name": "f", "a": 1})
     (('f', {'a': 1}), ('f', {'a': 1}))
     >>> call_from_object({"function": {"name": "g", "arguments": "{'b': True,}"}})
     ('g', {'b': True})
     """
-    if type(obj) is dict:  # the common case first: {"name": "f", "arguments": {...}}
-        name, arguments = obj.get("name"), obj.get("arguments")
-        if type(name) is str and type(arguments) is dict and type(obj.get("function")) is not dict:
-            return name, arguments
     around = []  # the objects the call is read from, for the keys they write twice
-    while True:  # {"function": {"name": ..., "arguments": ...}} (OpenAI's), however deep
-        if not isinstance(obj, dict):
-            return None
+    while isinstance(obj, dict):  # {"function": {"name": ..., "arguments": ...}} (OpenAI's), however deep
         around.append(obj)
         function = obj.get("function")
         if not (isinstance(function, dict) and "name" in function):
             break
         obj = function
-    for name_key in NAME_KEYS:
-        name = obj.get(name_key)
-        if isinstance(name, str):
+    else:
+        return None
+    for name_key in NAME_KEYS:  # (loops, not generators: every call passes here)
+        if isinstance(obj.get(name_key), str):
             break
     else:
         return None
-    copied = False
     for argument_key in ARGUMENT_KEYS:
         if argument_key in obj:
             arguments = obj[argument_key]
+            if type(arguments) is not dict:
+                arguments = _arguments(arguments, reply)
             break
     else:
+        argument_key = ""
         arguments = {k: v for k, v in obj.items() if k not in (name_key, "id", "type")}
-        copied = True
+    if reply is not None and reply.repeats is not None:  # (reading arguments written as text may have made it)
+        reply.repeats.call_object(around, arguments, copied=not argument_key)
+    return obj[name_key], arguments
+
+
+def _arguments(arguments: Any, reply: "Reply | None") -> dict[str, Any]:
+    """A call object's arguments as an object: JSON text read, none as ``{}``, what is no object under ``_raw``."""
     if isinstance(arguments, str):
         arguments = _arguments_text(arguments, reply) if arguments.strip() else {}
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        arguments = {"_raw": arguments}
-    if reply is not None and reply.repeats is not None:  # (reading arguments written as text may have made it)
-        reply.repeats.call_object(around, arguments, copied=copied)
-    return name, arguments
+    return {} if arguments is None else arguments if isinstance(arguments, dict) else {"_raw": arguments}
 
 
 def _arguments_text(text: str, reply: "Reply | None") -> Any:
-    """Arguments written as a JSON string: strict JSON, the lenient fast path, the grammar; else ``{"_raw": text}``.
-    Their keys written twice are recorded in ``reply``'s :attr:`Reply.repeats`."""
+    """Arguments written as JSON text: strict JSON, else the grammar (within ``reply``'s budget; its keys written
+    twice recorded there), else ``{"_raw": text}``."""
     value = json_value(text)
-    if value is _MISSING:
-        try:
-            value = read_grammar("json_object", text, _ARGUMENTS_TEXT, budget=None if reply is None else reply.budget)
-        except GrammarFailure:
-            return {"_raw": text}
-    return value if reply is None else reply.checked(value, text, 0, len(text))
+    if value is not _MISSING:
+        return value if reply is None else reply.checked(value, text, 0, len(text))
+    try:
+        return read_grammar("json_object", text, JsonValues()) if reply is None \
+            else reply.grammar_value(text, "json_object")
+    except GrammarFailure:
+        return {"_raw": text}
 
 
 def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]:
@@ -243,17 +164,13 @@ def calls_in(value: Any, reply: "Reply | None" = None) -> tuple[list[Call], int]
     >>> calls_in([{"name": "f", "arguments": {"a": 1}}, 5])
     ([('f', {'a': 1})], 1)
     """
-    if isinstance(value, dict):
-        found = call_from_object(value, reply=reply)
-        return ([found], 0) if found is not None else ([], 1)
-    if not isinstance(value, list):
-        return [], 1
+    items = [value] if isinstance(value, dict) else value if isinstance(value, list) else [None]
     calls = []
-    for item in value:
-        found = call_from_object(item, reply=reply)
-        if found is not None:
-            calls.append(found)
-    return calls, len(value) - len(calls)
+    for item in items:
+        call = call_from_object(item, reply=reply)
+        if call is not None:
+            calls.append(call)
+    return calls, len(items) - len(calls)
 
 
 #: Keys under which provider responses nest their calls (OpenAI, Anthropic, Gemini, Responses API).
@@ -265,37 +182,25 @@ _ENVELOPE = frozenset(ENVELOPE_KEYS)
 def native_calls(value: Any, depth: int = 0, reply: "Reply | None" = None) -> list[Call]:
     """The calls of a provider response, wherever its envelope puts them.
 
-    >>> native_calls({"tool_calls": [{"id": "c1", "type": "function",
-    ...                               "function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]})
-    [('f', {'a': 1})]
     >>> native_calls({"candidates": [{"content": {"parts": [{"functionCall": {"name": "g", "args": {}}}]}}]})
     [('g', {})]
     >>> native_calls({"role": "assistant", "name": "bot", "content": None,
-    ...               "tool_calls": [{"type": "function", "function": {"name": "h", "arguments": ""}}]})
-    [('h', {})]
+    ...               "tool_calls": [{"type": "function", "function": {"name": "h", "arguments": '{"a": 1}'}}]})
+    [('h', {'a': 1})]
     """
     if depth > 12:
         return []
     if isinstance(value, list):
-        out: list[Call] = []
-        for item in value[:MAX_CANDIDATES]:
-            out.extend(native_calls(item, depth + 1, reply))
-        return out
+        return [call for item in value[:MAX_CANDIDATES] for call in native_calls(item, depth + 1, reply)]
     if not isinstance(value, dict):
         return []
     if not value.keys().isdisjoint(_ENVELOPE):  # (a call object, the common case, has none of these keys)
-        out = []
-        for key in ENVELOPE_KEYS:
-            inner = value.get(key)
-            if isinstance(inner, (dict, list)):
-                out.extend(native_calls(inner, depth + 1, reply))
-        if out:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
-            return out
-    if value.get("type") not in ("text", "thinking", "reasoning"):
-        found = call_from_object(value, reply=reply)
-        if found is not None:
-            return [found]
-    return []
+        inside = [call for key in ENVELOPE_KEYS if isinstance(value.get(key), (dict, list))
+                  for call in native_calls(value[key], depth + 1, reply)]
+        if inside:  # an envelope ({"role": "assistant", "name": "bot", "tool_calls": [...]}: the calls, not "bot")
+            return inside
+    found = None if value.get("type") in ("text", "thinking", "reasoning") else call_from_object(value, reply=reply)
+    return [] if found is None else [found]
 
 
 def call_json(call: ToolCall, *, indent: int | None = None) -> str:
@@ -309,15 +214,14 @@ def call_json(call: ToolCall, *, indent: int | None = None) -> str:
 
 # --- one reply, read -------------------------------------------------------------------------
 
-#: the failure of a candidate no fast reader took and the grammar could not read either: it is run only
-#: if a note has to say where it stops (:meth:`Reply.failure_of`)
+#: a candidate the grammar would not read either: it runs only if a note says where it stops (:meth:`Reply.failure_of`)
 UNREAD = GrammarFailure("json_values", 1, 1, (), "not read")
 
 
 @attrs.define(repr=False)
 class Candidate:
-    """One bracket group of a reply, read: where it stands (``begin``, ``end``), and its ``value``
-    (``_MISSING`` when no reader took it: ``failure`` then says where the grammar stopped)."""
+    """One bracket group of a reply: where it stands, its ``value`` (``_MISSING`` when no reader took it: then
+    ``failure`` says where the grammar stopped)."""
 
     begin: int
     end: int
@@ -333,36 +237,26 @@ class Candidate:
 
 
 class Reply:
-    """One reply as a format of the family reads it: the text, its limits, and what has been found so far.
-
-    ``calls`` (with spans), ``notes``, ``compliant`` (the reply has kept to the format so
-    far), ``empty_ok`` (a reply without calls keeps to the format too: an empty array),
-    ``failures`` (candidates no reader took; :meth:`extraction` notes the first, with
-    ``unreadable``'s words — the format's unless set — for when no call / some call was read).
+    """One reply as a format reads it: the text, its limits, what has been found (``calls``, ``notes``,
+    ``compliant`` so far, ``failures``: candidates no reader took) and ``empty_ok`` (no call keeps to the format).
 
     >>> from toolform_rules.protocols import get_protocol
+    >>> from toolform_rules.limits import DEFAULT_LIMITS
     >>> reply = Reply('Sure: {"name": "f", "arguments": {}} [1', DEFAULT_LIMITS, get_protocol("json_object"))
     >>> reply.values(0, len(reply.text))[0]
     [Candidate(6, 36, dict), Candidate(37, 39, failed)]
     """
 
-    # What most replies never change, as class attributes (an instance sets its own when it does):
-    # a reply is read in a few microseconds, and each attribute set costs some of them.
+    # (what most replies never change, as class attributes: each attribute set costs time)
     empty_ok = False
     unreadable: tuple[str, str] | None = None
     failures: Sequence[Candidate] = ()
     too_deep: Sequence[int] = ()
-    #: more than :data:`MAX_CANDIDATES` values stood in a stretch
-    more = False
-    #: a value has run to the end of the text once: a stretch that a marker ends then ends at its first
-    #: marker, inside a value or not (another run to the end per stretch would make the reply quadratic)
+    more = False  # more than MAX_CANDIDATES values stood in a stretch
+    #: a value has run to the end of the text: every later stretch ends at its first marker (else quadratic)
     runs_to_end = False
     _budget: GrammarBudget | None = None
-    #: the objects of the values read that hold a key written twice (``None`` until one is found)
-    repeats: Repeats | None = None
-    #: the long groups scanned so far, by (begin, stop): a second reading of the reply (the call objects
-    #: standing bare in it, when its blocks hold none) does not scan them again
-    _scanned: dict[tuple[int, int], tuple[int, bool, bool]] = {}
+    repeats: Repeats | None = None  # the objects read that hold a key written twice (once one is found)
 
     def __init__(self, text: str, limits: Limits, format: "JsonFamily") -> None:
         self.text, self.limits, self.format = text, limits, format
@@ -377,240 +271,157 @@ class Reply:
             self._budget = GrammarBudget.of(self.limits)
         return self._budget
 
-    def again(self) -> "Reply":
-        """A new reading of the same reply (nothing found yet), spending from the same grammar budget (and
-        knowing the long groups scanned already)."""
-        other = Reply(self.text, self.limits, self.format)
-        other._budget, other._scanned = self._budget, self._scanned
-        return other
-
     def body(self) -> tuple[int, int, bool]:
         """Where the reply's body stands, without a Markdown code fence around all of it: (start, stop, fenced)."""
-        text = self.text
-        first = text[:1]
-        if first != "`" and not first.isspace() or "```" not in text:
-            return 0, len(text), False
-        fenced = strip_code_fence(text)
+        first = self.text[:1]
+        if first != "`" and not first.isspace() or "```" not in self.text:
+            return 0, len(self.text), False
+        fenced = strip_code_fence(self.text)
         return fenced.start, fenced.start + len(fenced.body), fenced.fenced
 
-    def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
-        """``value``, read from ``text[begin:end]`` (the reply's text, or text inside it), or — when it may hold
-        a key written twice (:func:`~toolform_rules.protocols.duplicates.may_repeat`) — the same value read
-        again, its objects that do recorded in :attr:`repeats`."""
-        return value if not may_repeat(value, text, begin, end) else self.read_again(value, text, begin, end)
+    def found(self, repeats: Repeats) -> None:
+        """Keep ``repeats``'s objects (keys written twice) in :attr:`repeats`."""
+        if self.repeats is None:
+            self.repeats = Repeats()
+        self.repeats.merge(repeats)
 
-    def read_again(self, value: Any, text: str, begin: int, end: int) -> Any:
-        """``value``, read from ``text[begin:end]``, read again recording its objects' keys written twice."""
-        again = reread(text[begin:end], self.budget)
+    def checked(self, value: Any, text: str, begin: int, end: int) -> Any:
+        """``value``, strict JSON read from ``text[begin:end]`` — read again when it may hold a key written twice
+        (:func:`~toolform_rules.protocols.values.may_repeat`), those recorded in :attr:`repeats`."""
+        again = reread(text[begin:end]) if may_repeat(value, text, begin, end) else None
         if again is None:
             return value
         if again[1]:
-            if self.repeats is None:
-                self.repeats = Repeats()
-            self.repeats.merge(again[1])
+            self.found(again[1])
         return again[0]
-
-    def candidate(self, begin: int, end: int, value: Any) -> Candidate:
-        """The value read from ``text[begin:end]`` as a :class:`Candidate` (:meth:`checked`)."""
-        text = self.text
-        return Candidate(begin, end, value if not may_repeat(value, text, begin, end)
-                         else self.read_again(value, text, begin, end))
 
     def values(self, start: int, stop: int, top: str = "{[", until: "re.Pattern[str] | None" = None
                ) -> tuple[list[Candidate], "re.Match[str] | None"]:
-        """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once,
-        and the ``until`` marker that ended the stretch (``None`` when none did).
+        """The values of ``text[start:stop]`` that open with a bracket of ``top``, each located and read once
+        (:meth:`read_at`; at most :data:`MAX_CANDIDATES`), and the ``until`` marker that ended the stretch.
 
-        At each bracket, strict JSON is read straight from the text (the C scanner says where
-        the value ends); only when that fails does :meth:`read_group` find the group's end
-        and read it otherwise.  The marker counts outside values only; when a value never
-        closes, the first marker after its start ends it and the stretch (and once a value has
-        run to the end of the reply, every later stretch ends at its first marker: linear time
-        whatever the reply holds).  At most :data:`MAX_CANDIDATES` values are read (more are noted).
+        A marker counts outside values only; when a value never closes, the first marker after its
+        start ends it and the stretch (and every later stretch at its first marker: linear time).
         """
         text = self.text
-        shallow = 4 * self.limits.max_depth  # a value this long nests at most twice Limits.max_depth deep
-        found: list[Candidate] = []
-        at = start
-        if until is not None and not self.runs_to_end:
-            lead = _BLANKS.match(text, start, stop).end()  # type: ignore[union-attr]
-            if lead < stop and text[lead] in top:
-                # The stretch opens with a value (the common "<tool_call>\n{...}"): strict JSON reads it before
-                # the marker is looked for, so that its text is not searched for one.  (A value strict JSON
-                # does not read is left to the loop below.)
-                try:
-                    value, after = _DECODE(text, lead)
-                except (ValueError, StopIteration, RecursionError):
-                    pass
-                else:
-                    if after <= stop and after - lead <= shallow:
-                        if may_repeat(value, text, lead, after):  # (inline: the commonest value of a reply)
-                            value = self.read_again(value, text, lead, after)
-                        found.append(Candidate(lead, after, value))
-                        at = after
-        marker = None if until is None else until.search(text, at, stop)
+        marker = None if until is None else until.search(text, start, stop)
         if marker is not None and self.runs_to_end:
             return self.values(start, marker.start(), top)[0], marker
-        end = stop if marker is None else marker.start()
-        arrays = "[" in top
-        # strict JSON from the text itself, unless a marker bounds the stretch after a value ran to the end
-        # (it may then read no further than ``stop``: :meth:`read_group` reads the group the scanner finds)
-        strict_first = not self.runs_to_end or stop == len(text)
-        # The next "{" before ``end``, and the next "[" before that brace: each stretch of the text is
-        # searched once (a value's own text is passed over), so the scan is linear.
-        brace = text.find("{", at, end)
-        while True:
-            bracket = text.find("[", at, end if brace < 0 else brace) if arrays else -1
-            begin = bracket if bracket >= 0 else brace
-            if begin < 0:
-                return found, marker
+        found: list[Candidate] = []
+        at, search = start, any_of(top).search
+        while (bracket := search(text, at, stop if marker is None else marker.start())) is not None:
             if len(found) >= MAX_CANDIDATES:
                 self.more = True
                 return found, None
-            before, closed = len(found), True
-            if not strict_first:
-                at, closed = self.read_group(begin, stop, found)
-            else:
-                try:
-                    value, at = _DECODE(text, begin)
-                except (ValueError, StopIteration, RecursionError) as failed:
-                    at, closed = self.read_group(begin, stop, found, cut=_stopped_at(failed))
-                else:
-                    if at <= stop and at - begin <= shallow:
-                        if may_repeat(value, text, begin, at):
-                            value = self.read_again(value, text, begin, at)
-                        found.append(Candidate(begin, at, value))
-                    else:
-                        at, closed = self.read_group(begin, stop, found, value, at)
+            begin, before = bracket.start(), len(found)
+            at, closed = self.read_at(begin, stop, found)
             if marker is not None and marker.start() < at:  # the marker stood inside the value
                 if not closed and not self.runs_to_end:  # the value breaks off: the marker ends it and the stretch
                     self.runs_to_end = True
-                    del found[before:]
-                    return found + self.values(begin, marker.start(), top)[0], marker
+                    return found[:before] + self.values(begin, marker.start(), top)[0], marker
                 marker = until.search(text, at, stop)  # type: ignore[union-attr]
-                end = stop if marker is None else marker.start()
-                brace = text.find("{", at, end)
-            elif 0 <= brace < at:
-                brace = text.find("{", at, end)
+        return found, marker
 
-    def read_group(self, begin: int, stop: int, into: list[Candidate], strict: Any = _MISSING,
-                   cut: int | None = None) -> tuple[int, bool]:
-        """Read the bracket group at ``begin`` (ending by ``stop``) into ``into``; return where it ends and
-        whether it closes.
+    def read_at(self, begin: int, stop: int, into: list[Candidate]) -> tuple[int, bool]:
+        """Read the value at ``begin`` (ending by ``stop``) into ``into``: where it ends, whether it closes.
 
-        ``strict``: the value strict JSON read there, ending at ``cut``; else ``cut`` is where
-        strict JSON stopped (``-1``: not at a place of the text; ``None``: it was not tried).
-        A group nested deeper than twice ``Limits.max_depth`` gives its complete inner groups
-        instead (noted by :meth:`extraction`).
+        Strict JSON straight from the text (unless a value ran to the end: it could read past ``stop``,
+        stretch after stretch), else the group found and read by :meth:`read_piece`; a group nested
+        deeper than twice ``Limits.max_depth`` gives its complete inner groups (noted by :meth:`extraction`).
         """
-        text = self.text
-        depth = 2 * self.limits.max_depth
-        if strict is not _MISSING and cut is not None:
-            if cut > stop:
+        text, depth = self.text, 2 * self.limits.max_depth
+        strict: Any = _MISSING
+        cut: int | None = None
+        if not self.runs_to_end or stop == len(text):
+            strict, cut = _strict(text, begin)
+            if strict is not _MISSING and cut > stop:
                 strict, cut = _MISSING, -1
-            elif text.count("{", begin, cut) + text.count("[", begin, cut) <= depth:
-                into.append(self.candidate(begin, cut, strict))
+            # (a value this long nests at most ``depth`` levels, and so does one of as few brackets)
+            elif strict is not _MISSING and (cut - begin <= 2 * depth or text.count("{", begin, cut) + text.count(
+                    "[", begin, cut) <= depth):
+                into.append(Candidate(begin, cut, self.checked(strict, text, begin, cut)))
                 return cut, True
-        scanned = self._scanned.get((begin, stop)) if self._scanned else None
-        end, closed, deep = scanned or group_end(text, begin, stop, _BRACKETS, depth)
-        if scanned is None and end - begin >= _LONG_GROUP:
-            if not self._scanned:
-                self._scanned = {}  # (the class's empty one is never written to)
-            self._scanned[(begin, stop)] = end, closed, deep
+        end, closed, deep = group_end(text, begin, stop, _BRACKETS, depth)
         if not deep:
-            into.append(self.candidate(begin, end, strict) if strict is not _MISSING and cut == end
-                        else self._read_group(begin, end, cut))
+            into.append(Candidate(begin, end, self.checked(strict, text, begin, end)) if strict is not _MISSING
+                        and cut == end else self.read_piece(begin, end, cut))
             return end, closed
         self.too_deep = [*self.too_deep, begin]
         if text.find("}", begin, end) >= 0 or text.find("]", begin, end) >= 0:  # else nothing inside is complete
-            for inner_begin, inner_end, _ in inner_groups(text, begin + 1, end, _BRACKETS, min(_LEVELS, depth)):
-                into.append(self._read_group(inner_begin, inner_end, None))
+            into.extend(self.read_piece(inner, inner_end, None)
+                        for inner, inner_end, _ in inner_groups(text, begin + 1, end, _BRACKETS, min(_LEVELS, depth)))
         return end, closed
 
-    def _read_group(self, begin: int, end: int, cut: int | None) -> Candidate:
-        """The group ``text[begin:end]`` read by strict JSON (unless tried: ``cut`` is where it stopped, ``-1``
-        when not at a place of the text), the lenient reader, else the format's grammar.
-
-        A group that strict JSON read to its end and then wanted more is cut off, and one
-        holding a token no terminal of ``json_values.lark`` reads (a word of prose) is not
-        JSON: when the format's grammar reads JSON values only, it could not read them
-        either, so it is not run unless a note has to say where it stops (:meth:`failure_of`).
-        """
+    def read_piece(self, begin: int, end: int, cut: int | None) -> Candidate:
+        """The group ``text[begin:end]`` read by strict JSON (unless ``cut`` says where it stopped, ``-1``: not at a
+        place of the text), else by the format's grammar — not given a group cut off or of prose, where it
+        would stop too (:data:`UNREAD`)."""
         piece = self.text[begin:end]
         if cut is None:
-            try:
-                value, stop = _DECODE(piece, 0)
-                if stop == len(piece):
-                    return self.candidate(begin, end, value)
-                cut = -1
-            except (ValueError, StopIteration, RecursionError) as failed:
-                cut = _stopped_at(failed)
-                cut += begin if cut >= 0 else 0
-        value = read_lenient(piece) if cut < end else NOT_JSON
-        if value is NOT_JSON and not self.format.grammar_may_read(piece):
+            value, cut = _strict(piece, 0)
+            if value is not _MISSING and cut == len(piece):
+                return Candidate(begin, end, self.checked(value, self.text, begin, end))
+            cut = -1 if value is not _MISSING or cut < 0 else cut + begin
+        if cut >= end or not self.format.grammar_may_read(piece):
             return Candidate(begin, end, _MISSING, UNREAD)
-        if value is _MISSING or value is NOT_JSON:
-            try:
-                value = self._grammar(piece)
-            except GrammarFailure as failure:
-                return Candidate(begin, end, _MISSING, failure)
-        return self.candidate(begin, end, value)
+        try:
+            return Candidate(begin, end, self.grammar_value(piece))
+        except GrammarFailure as failure:
+            return Candidate(begin, end, _MISSING, failure)
 
-    def _grammar(self, piece: str) -> Any:
-        """``piece`` (one bracket group) read by the format's grammar, within the reply's budget."""
-        return read_grammar(self.format.grammar, piece, self.format.transformer, "candidate", budget=self.budget)
+    def grammar_value(self, piece: str, grammar: str = "") -> Any:
+        """``piece`` read by ``grammar`` (the format's rule ``candidate`` by default) within the reply's budget, its
+        keys written twice recorded."""
+        repeats = Repeats()
+        if grammar:
+            value = read_grammar(grammar, piece, JsonValues(repeats), budget=self.budget)
+        else:  # (a transformer of the format's own kind, recording)
+            transformer = type(self.format.transformer)(repeats)
+            value = read_grammar(self.format.grammar, piece, transformer, "candidate", budget=self.budget)
+        if repeats:
+            self.found(repeats)
+        return value
 
     def failure_of(self, candidate: Candidate) -> GrammarFailure:
         """Where the grammar stops on ``candidate`` (a failed one), in the reply's lines and columns."""
-        failure = candidate.failure
-        if failure is UNREAD:
+        if candidate.failure is UNREAD:
             try:
-                self._grammar(self.text[candidate.begin:candidate.end])
-                failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast readers could not read")
+                self.grammar_value(self.text[candidate.begin:candidate.end])
+                candidate.failure = GrammarFailure(self.format.grammar, 1, 1, (), "a value the fast path did not read")
             except GrammarFailure as stopped:
-                failure = stopped
-            candidate.failure = failure
-        return relocate(failure, self.text, candidate.begin)  # type: ignore[arg-type]
+                candidate.failure = stopped
+        return relocate(candidate.failure, self.text, candidate.begin)  # type: ignore[arg-type]
+
+    def inside(self, candidate: Candidate, top: str = "{[") -> list[Candidate]:
+        """Recovery beyond the grammar, the family's one step: the values inside ``candidate``, a group no reader
+        took whole or whose value holds no call (the format notes what it takes of them)."""
+        return self.values(candidate.begin + 1, candidate.end, top)[0]
 
     def add(self, calls: Sequence[Call], span: tuple[int, int] | None) -> int:
         """Take ``calls``, each with ``span``; how many."""
         for name, arguments in calls:
-            self.calls.append(RawCall(name, arguments, span) if self.repeats is None
-                              else self.call(name, arguments, span))
+            self.calls.append(self.call(name, arguments, span))
         return len(calls)
 
     def call(self, name: str, arguments: dict[str, Any], span: tuple[int, int] | None, written: Any = None
              ) -> RawCall:
-        """The call ``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted).
-        ``written``: the arguments as read, when ``arguments`` is a copy made of them."""
-        places = self.repeats.of(arguments if written is None else written) if self.repeats is not None else ()
+        """``name(arguments)`` as a :class:`RawCall`, with the keys it writes twice (noted); ``written``: the
+        arguments as read, when ``arguments`` is a copy."""
+        places = () if self.repeats is None else self.repeats.of(arguments if written is None else written)
         if places:
             self.note(noted(name, places), breaks_format=False)
         return RawCall(name, arguments, span, places)
 
     def take(self, value: Any, span: tuple[int, int] | None) -> tuple[int, int]:
-        """Take the calls ``value`` holds (a call object, or an array of them), each with ``span``: how many,
-        and how many of its elements were not calls (see :func:`calls_in`)."""
-        if type(value) is dict:  # one call object, the common case, at once
-            name, arguments = value.get("name"), value.get("arguments")
-            if type(name) is not str or type(arguments) is not dict or type(value.get("function")) is dict:
-                found = call_from_object(value, reply=self)  # (the above is its common case too)
-                if found is None:
-                    return 0, 1
-                name, arguments = found
-            self.calls.append(RawCall(name, arguments, span) if self.repeats is None
-                              else self.call(name, arguments, span))
-            return 1, 0
+        """Take the calls ``value`` holds, each with ``span``: how many, and how many elements were not calls."""
         calls, other = calls_in(value, self)
         return self.add(calls, span), other
 
     def note(self, sentence: str, *, breaks_format: bool = True) -> None:
-        """Say ``sentence`` (the first :data:`MAX_NOTES` are kept); unless ``breaks_format=False``, the reply
-        does not keep to the format."""
+        """Say ``sentence`` (the first :data:`MAX_NOTES` are kept); the reply breaks the format unless told."""
         if len(self.notes) < MAX_NOTES:
             self.notes.append(sentence)
-        if breaks_format:
-            self.compliant = False
+        self.compliant = self.compliant and not breaks_format
 
     def failed(self, candidate: Candidate) -> None:
         """Keep a candidate no reader took (:meth:`extraction` notes the first that matters)."""
@@ -618,57 +429,43 @@ class Reply:
             self.failures = []
         self.failures.append(candidate)  # type: ignore[attr-defined]
 
-    def blank(self, start: int, stop: int, values: Iterable[Candidate], allowed: "re.Pattern[str] | None" = None
-              ) -> bool:
+    def blank(self, start: int, stop: int, values: Iterable[Candidate] = (),
+              allowed: "re.Pattern[str] | None" = None) -> bool:
         """Whether ``text[start:stop]`` holds nothing but ``values``, white space and ``allowed`` (a pattern)."""
-        text = self.text
-        at = start
+        text, at = self.text, start
         for candidate in values:
-            if at < candidate.begin:
-                gap = text[at:candidate.begin]
-                if not gap.isspace() and (allowed is None or allowed.sub("", gap).strip()):
-                    return False
-            if at < candidate.end:
-                at = candidate.end
+            gap = text[at:candidate.begin]
+            if gap and not gap.isspace() and (allowed is None or allowed.sub("", gap).strip()):
+                return False
+            at = max(at, candidate.end)
         gap = text[at:stop]
         return not gap or gap.isspace() or (allowed is not None and not allowed.sub("", gap).strip())
 
     def extraction(self) -> Extraction:
         """The result: the calls, the notes (the groups too deep first, the first failure that matters last)."""
         if self.too_deep:
-            line = position(self.text, self.too_deep[0])[0]
             more = f" (and {len(self.too_deep) - 1} more)" if len(self.too_deep) > 1 else ""
-            self.notes.insert(0, f"the bracket group at line {line}{more} nests deeper than "
-                                 f"{2 * self.limits.max_depth} levels (twice Limits.max_depth): not read as a whole; "
-                                 "the complete groups inside it were read")
+            self.notes.insert(0, f"the bracket group at line {position(self.text, self.too_deep[0])[0]}{more} nests "
+                                 f"deeper than {2 * self.limits.max_depth} levels (twice Limits.max_depth): not read "
+                                 "as a whole; the complete groups inside it were read")
             self.compliant = False
         if self.more:
             self.note(f"the reply holds more than {MAX_CANDIDATES} JSON values; the first {MAX_CANDIDATES} were read")
-        if self.failures:
-            when_none, when_some = self.unreadable or self.format.unreadable
-            for candidate in self.failures:
-                if not self.calls or (when_some and self.text.find(":", candidate.begin, candidate.end) >= 0):
-                    where = self.failure_of(candidate).describe()
-                    self.note(f"{when_none if not self.calls else when_some}: {where}")
-                    break
-        compliant = self.compliant and (bool(self.calls) or self.empty_ok)
-        return Extraction(tuple(self.calls), tuple(self.notes), compliant)
+        when_none, when_some = self.unreadable or self.format.unreadable
+        for candidate in self.failures:
+            if not self.calls or (when_some and self.text.find(":", candidate.begin, candidate.end) >= 0):
+                self.note(f"{when_none if not self.calls else when_some}: {self.failure_of(candidate).describe()}")
+                break
+        return Extraction(tuple(self.calls), tuple(self.notes), self.compliant and (bool(self.calls) or self.empty_ok))
 
 
 class JsonFamily(Protocol):
-    """Base class of the JSON-family protocols: ``read`` makes a :class:`Reply` and hands it to ``read_reply``.
-
-    A format sets ``info`` and ``transformer`` (of its grammar, ``grammars/<id>.lark``, whose
-    rule ``candidate`` reads one bracket group), implements ``read_reply`` (where its JSON
-    stands, what the values mean) and, when its values are not call objects or arrays of
-    them, ``calls_of``.
-    ``unreadable``: what the note on the first value no reader took says, when no call was
-    read and when some were (``""``: no note then).
-    """
+    """Base class of the JSON-family protocols: a format sets ``info`` and ``transformer`` (of its grammar),
+    implements ``read_reply`` (and ``calls_of`` unless its values are call objects or arrays of them);
+    ``unreadable``: the note on the first value no reader took, when no call was read and when some were."""
 
     closes_calls = True
-
-    transformer: ClassVar[Transformer] = Values()
+    transformer: ClassVar[JsonValues] = Values()
     unreadable: ClassVar[tuple[str, str]] = ("no JSON could be read", "a JSON candidate could not be read")
 
     @property
@@ -688,13 +485,11 @@ class JsonFamily(Protocol):
         return calls_in(value, reply)[0]
 
     def grammar_may_read(self, piece: str) -> bool:
-        """Whether the grammar might read ``piece``, a bracket group holding a token that ``json_values.lark``
-        has no terminal for: only if the format's grammar adds terminals of its own (it reads JSON values)."""
-        return False
+        """Whether the grammar might read ``piece``: it is a run of ``json_values.lark``'s tokens."""
+        return lexes(piece)
 
     def grammar_calls(self, text: str) -> list[Call]:
-        """The calls of a whole reply in the format read by its grammar alone (no fast reader): what the
-        fast readers are held to."""
+        """The calls of a whole reply in the format read by its grammar alone: what the fast path is held to."""
         values = read_grammar(self.grammar, text, self.transformer, budget=GrammarBudget(len(text) + 64))
         return [call for value in values for call in self.calls_of(value)]
 
@@ -718,20 +513,11 @@ class BlockValues(Values):
 
 
 class BlockFormat(JsonFamily):
-    """A JSON-family format whose calls stand in blocks: an ``opening`` marker, JSON, a closing marker.
-
-    A format sets ``opening`` (its group 1, when it has one, is an info string such as a
-    fence's language tag: ``tag`` is the one asked for, ``info_tags`` all those that keep to
-    the format), ``until`` (the
-    marker that ends a block), ``block`` (how a note names block ``{}``), ``unclosed`` (what
-    a note says of a block that is not closed), ``missing`` (what a note calls the marker a
-    reply lacks) and, if other text may stand in a block beside its JSON, ``allowed``.
-    ``closing_optional``: a block may also end where the next one opens, keeping to the
-    format (``until`` then matches opening markers too; :meth:`closes` tells them apart).
-    Each block's values are read up to the first ``until`` marker outside them
-    (:meth:`Reply.values`); a reply whose blocks give no call gives the call objects
-    standing bare in it, noted.
-    """
+    """A JSON-family format whose calls stand in blocks: an ``opening`` marker (its group 1, if any, an info
+    string: ``tag`` the one asked for, ``info_tags`` all that keep to the format), JSON, an ``until`` marker
+    (with ``closing_optional``, the next opening one too: :meth:`closes` tells them apart); the words of its
+    notes (``block``, ``unclosed``, ``missing``); ``allowed``: other text a block may hold.  A reply whose
+    blocks give no call gives the call objects standing bare in it, noted."""
 
     transformer = BlockValues()
     opening: ClassVar["re.Pattern[str]"]
@@ -749,70 +535,53 @@ class BlockFormat(JsonFamily):
         return True
 
     def read_reply(self, reply: Reply, tools: "Toolset | None") -> Reply:
-        text = reply.text
-        n = len(text)
-        opening = self.opening.search(text)
-        start, body = (opening.start(), opening.end()) if opening is not None else (n, n)
-        info = opening.group(1) if opening is not None and opening.lastindex else ""
+        opening = self.opening.search(reply.text)
         previous = number = 0
         outside = False
         while opening is not None and number < MAX_CANDIDATES:
             number += 1
-            outside = outside or (previous < start and not text[previous:start].isspace())
-            lone = self.lone_value(reply, body)
-            values, marker = lone if lone is not None else reply.values(body, n, "{[", self.until)
-            end = n if marker is None else marker.start()
-            closed = marker is not None and (not self.closing_optional or self.closes(marker))
-            previous = marker.end() if closed else end  # type: ignore[union-attr]
-            found = skipped = 0
-            for candidate in values:
-                if candidate.failure is not None:
-                    reply.failed(candidate)
-                    continue
-                calls, other = reply.take(candidate.value, (start, previous))
-                found += calls
-                skipped += other and not calls
-            if skipped:
-                reply.note(f"{self.block.format(number)} holds JSON that names no tool")
-            if not closed:
-                reply.note(f"{self.block.format(number)} {self.unclosed}", breaks_format=not self.closing_optional)
-            if not values and (body == end or text[body:end].isspace()):
-                reply.note(f"{self.block.format(number)} is empty")
-            elif lone is None and not reply.blank(body, end, values, self.allowed):
-                reply.note(f"{self.block.format(number)} holds text besides the JSON")
-            if found and info.lower() not in self.info_tags:
-                reply.note(f"{self.block.format(number)} is tagged {info!r}, not {self.tag!r}")
-            if marker is None:
-                break
-            opening = self.opening.search(text, previous) if closed else marker  # (an opening marker: the next block)
-            if opening is not None:
-                start, body = opening.start(), opening.end()
-                info = opening.group(1) if closed and opening.lastindex else ""
+            outside = outside or not reply.blank(previous, opening.start())
+            previous, marker, closed = self.read_block(reply, number, opening)
+            # (the next block opens after a closing marker, or at an opening one)
+            opening = None if marker is None else self.opening.search(reply.text, previous) if closed else marker
         if not reply.calls:
-            bare = self.read_bare(reply.again(), number)
+            again = Reply(reply.text, reply.limits, self)
+            again._budget = reply._budget  # (the same grammar budget)
+            bare = self.read_bare(again, number)
             if bare.calls or not number:
                 return bare
-        if outside or (previous < n and not text[previous:].isspace()):
+        if outside or not reply.blank(previous, len(reply.text)):
             reply.note(f"the reply holds text outside the {self.missing}s")
         return reply
 
-    def lone_value(self, reply: Reply, body: int) -> tuple[list[Candidate], "re.Match[str]"] | None:
-        """The block opening at ``body`` when it is the common one, a JSON value strict JSON reads between
-        blanks and then an ``until`` marker: (its value, the marker) — what :meth:`Reply.values` finds there,
-        without its search for more values (the block then holds nothing else); else ``None``."""
-        text = reply.text
-        lead = _BLANKS.match(text, body).end()  # type: ignore[union-attr]
-        if lead == len(text) or text[lead] not in "{[" or reply.runs_to_end:
-            return None
-        try:
-            value, after = _DECODE(text, lead)
-        except (ValueError, StopIteration, RecursionError):
-            return None
-        marker = self.until.search(text, after)
-        if marker is None or after - lead > 4 * reply.limits.max_depth or (
-                marker.start() > after and not text[after:marker.start()].isspace()):
-            return None
-        return [reply.candidate(lead, after, value)], marker
+    def read_block(self, reply: Reply, number: int, opening: "re.Match[str]"
+                   ) -> tuple[int, "re.Match[str] | None", bool]:
+        """Read block ``number``, which ``opening`` opens, noting what it lacks or holds besides its JSON: where
+        it ends, the marker that ended it, and whether that marker closes it."""
+        text, body = reply.text, opening.end()
+        values, marker = reply.values(body, len(text), "{[", self.until)
+        end = len(text) if marker is None else marker.start()
+        closed = marker is not None and (not self.closing_optional or self.closes(marker))
+        after = marker.end() if closed else end  # type: ignore[union-attr]
+        found = skipped = 0
+        for candidate in values:
+            if candidate.failure is not None:
+                reply.failed(candidate)
+                continue
+            calls, other = reply.take(candidate.value, (opening.start(), after))
+            found, skipped = found + calls, skipped + bool(other and not calls)
+        block, info = self.block.format(number), opening.group(1) if opening.lastindex else ""
+        if skipped:
+            reply.note(f"{block} holds JSON that names no tool")
+        if not closed:
+            reply.note(f"{block} {self.unclosed}", breaks_format=not self.closing_optional)
+        if not values and reply.blank(body, end):
+            reply.note(f"{block} is empty")
+        elif not reply.blank(body, end, values, self.allowed):
+            reply.note(f"{block} holds text besides the JSON")
+        if found and info.lower() not in self.info_tags:
+            reply.note(f"{block} is tagged {info!r}, not {self.tag!r}")
+        return after, marker, closed
 
     def read_bare(self, reply: Reply, blocks: int) -> Reply:
         """The call objects standing bare in a reply whose ``blocks`` (how many) gave no call, noted."""

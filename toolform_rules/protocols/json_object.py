@@ -1,13 +1,10 @@
 """json_object: ``{"name": "tool", "arguments": {...}}`` — one JSON object per call.
 
-Grammar: ``grammars/json_object.lark`` (JSON as models write it: single quotes, Python
-literals, trailing commas).  The object may stand alone, in a code fence or inside prose;
-each JSON value that holds calls is read (one call object, an array of them, or
-``{"tool_calls": [...]}``); more than one value is noted, since json_object asks for one.
-(Llama 3 engines read ``{…}; {…}`` as several calls; so do we — the reference reads the
-first.)  A value that holds no call, or that no reader takes, is looked into: the next
-value inside it is tried (``{"thought": "...", "call": {"name": ...}}``), within a bounded
-number of tries.
+Grammar: ``grammars/json_object.lark``.  The object may stand alone, in a code fence or inside prose;
+each JSON value that holds calls is read (a call object, an array of them, or ``{"tool_calls": [...]}``),
+more than one noted (Llama 3 engines read ``{…}; {…}`` as several calls; so do we — the reference reads
+the first).  A value that holds no call, or that no reader takes, is looked into (the family's recovery,
+``{"thought": "...", "call": {"name": ...}}``), within a bounded number of tries.
 
 >>> [(c.name, c.arguments) for c in PROTOCOL.parse('Sure. {"name": "f", "arguments": {"a": 1}} Done.').calls]
 [('f', {'a': 1})]
@@ -64,24 +61,18 @@ class JsonObject(JsonFamily):
         return reply
 
     def _take(self, reply: Reply, values: list[Candidate], taken: list[Candidate], tries: list[int]) -> None:
-        """The calls of ``values``, in order; a value that holds none (or that no reader takes) is looked
-        into, while ``tries`` (one count, shared) lasts."""
+        """The calls of ``values``; one that holds none is looked into while ``tries`` (one count, shared) last."""
         for candidate in values:
             if tries[0] <= 0:
                 return
             tries[0] -= 1
-            value, span = candidate.value, (candidate.begin, candidate.end)
             if candidate.failure is not None:
                 reply.failed(candidate)
-            elif type(value) is dict and "tool_calls" not in value:  # one call object, the common case
-                if reply.take(value, span)[0]:
-                    taken.append(candidate)
-                    continue
-            elif reply.add(calls_from_value(value, reply=reply), span):
+            elif reply.add(calls_from_value(candidate.value, reply=reply), candidate.span):
                 taken.append(candidate)
                 continue
             if candidate.end - candidate.begin <= RETRY_CHARS:
-                self._take(reply, reply.values(candidate.begin + 1, candidate.end)[0], taken, tries)
+                self._take(reply, reply.inside(candidate), taken, tries)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         objects = [{"name": c.name, "arguments": c.arguments} for c in calls]

@@ -1,17 +1,13 @@
 """jsonl_call: JSON Lines — ``{"name": "tool", "arguments": {...}}``, one call object per line.
 
-Grammar: ``grammars/jsonl_call.lark``.  Every JSON value of the reply is read, so prose
-between the lines, a pretty-printed object or two objects on one line still give their
-calls, with a note that the reply is not one object per line.  An empty reply is "no call"
-and keeps to the format.
+Grammar: ``grammars/jsonl_call.lark``.  Every JSON value of the reply is read, so prose between the lines,
+a pretty-printed object or two objects on one line still give their calls, noted.  An empty reply is "no
+call" and keeps to the format.
 
 >>> from toolform_rules.calls import ToolCall
->>> reply = PROTOCOL.render_calls([ToolCall("f", {"a": "x\\ny"}), ToolCall("g", {})])
->>> print(reply)
+>>> print(PROTOCOL.render_calls([ToolCall("f", {"a": "x\\ny"}), ToolCall("g", {})]))
 {"name": "f", "arguments": {"a": "x\\ny"}}
 {"name": "g", "arguments": {}}
->>> [(c.name, c.arguments) for c in PROTOCOL.parse(reply).calls]
-[('f', {'a': 'x\\ny'}), ('g', {})]
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from typing import Any, Iterable
 
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .json_family import JsonFamily, Reply
+from .json_family import Candidate, JsonFamily, Reply
 
 
 class JsonlCall(JsonFamily):
@@ -31,40 +27,46 @@ class JsonlCall(JsonFamily):
     def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
         text = reply.text
         start, stop, _fenced = reply.body()
-        if not text[start:stop].strip():
+        if reply.blank(start, stop):
             reply.empty_ok = True  # no lines: no call
             return reply
         values = reply.values(start, stop)[0]
         previous = start
         layout: list[str] = []
         for candidate in values:
-            value, begin = candidate.value, candidate.begin
-            if candidate.failure is not None:
-                reply.failed(candidate)
-                calls = 0
-            elif isinstance(value, list):
-                calls = reply.take(value, (candidate.begin, candidate.end))[0]
-                if not calls:
-                    continue  # a bracket in prose ("[1]"), not a call
-                reply.note(f"an array of {calls} call(s), not one object per line")
-            else:
-                calls = reply.take(value, (candidate.begin, candidate.end))[0]
-                if not calls:
-                    reply.note("a JSON object that names no tool was skipped")
-            if previous < begin and not text[previous:begin].isspace():
+            calls = self._line(reply, candidate)
+            if calls is None:
+                continue  # a bracket in prose ("[1]"), not a call
+            if not reply.blank(previous, candidate.begin):
                 reply.compliant = False
-            if calls and previous != start and text.find("\n", previous, begin) < 0:
+            if calls and previous != start and text.find("\n", previous, candidate.begin) < 0:
                 layout.append(f"call {len(reply.calls)} shares a line with the one before")
             elif calls and text.find("\n", candidate.begin, candidate.end) >= 0:
                 layout.append(f"call {len(reply.calls)} spans several lines")
             previous = candidate.end
-        if text[previous:stop].strip() or not reply.compliant:
+        if not reply.blank(previous, stop) or not reply.compliant:
             reply.note("the reply holds text besides the JSON lines")
         for sentence in layout:
             reply.note(sentence)
         if not values:
             reply.note("the reply holds no JSON object")
         return reply
+
+    @staticmethod
+    def _line(reply: Reply, candidate: Candidate) -> int | None:
+        """How many calls one value gives (``None``: an array without any, not a line), noted where it is not
+        one call object."""
+        if candidate.failure is not None:
+            reply.failed(candidate)
+            return 0
+        calls = reply.take(candidate.value, candidate.span)[0]
+        if isinstance(candidate.value, list):
+            if not calls:
+                return None
+            reply.note(f"an array of {calls} call(s), not one object per line")
+        elif not calls:
+            reply.note("a JSON object that names no tool was skipped")
+        return calls
 
     def instructions(self, tools: Toolset | Iterable[Any] | None = None) -> str:
         return ("Write each call as one JSON object on a line of its own, and nothing else: "

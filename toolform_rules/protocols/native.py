@@ -1,12 +1,9 @@
 """native: calls as a provider's tool-calling API returns them, written out as JSON.
 
-Grammar: ``grammars/native.lark``.  The calls of a native reply arrive in a structured
-field, not in text; what reaches a text parser is that field as JSON.  Rendered like the
-reference: one ``{"name": ..., "arguments": {...}}`` object per line.  Read: those, and
-the provider envelopes around them (OpenAI ``tool_calls`` entries with arguments as JSON
-text, a whole chat completion, Anthropic ``tool_use`` blocks, Gemini ``functionCall``
-parts, Responses API ``function_call`` items) wherever they nest, in every JSON value of
-the reply.
+Grammar: ``grammars/native.lark``.  A native reply's calls arrive in a structured field; what reaches a
+text parser is that field as JSON.  Rendered like the reference, one call object per line; read: those,
+and the provider envelopes around them (OpenAI ``tool_calls``, a chat completion, Anthropic ``tool_use``,
+Gemini ``functionCall``, Responses API ``function_call``) wherever they nest.
 
 >>> reply = '{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}'
 >>> [(c.name, c.arguments) for c in PROTOCOL.parse(reply).calls]

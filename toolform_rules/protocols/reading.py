@@ -1,12 +1,9 @@
-"""What every family's reader shares: the one code-fence stripper, the reply's grammar budget, the
-one look-up of a tool (:func:`tool_of`), the cap on a reply's notes (:data:`MAX_NOTES`) and JSON's C
-decoder without the constants no format writes (:data:`JSON_VALUES`).
+"""What every family's reader shares: the code-fence stripper, the reply's grammar budget, the look-up of
+a tool (:func:`tool_of`), the cap on a reply's notes (:data:`MAX_NOTES`) and JSON's C decoder without the
+constants no format writes (:data:`JSON_VALUES`).
 
-A reply is read by fast readers (``json.loads``, ``ast``, regular expressions that never
-backtrack) and, for what they cannot read, by the format's Lark grammar.  The grammar
-costs microseconds a character, so each reply gets one :class:`GrammarBudget`
-(``Limits.reply_grammar_chars``); every family spends from the same kind of budget and
-says the same thing when a candidate is refused.
+The grammar reads what a family's fast path cannot, at microseconds a character, so each reply gets
+one :class:`GrammarBudget` (``Limits.reply_grammar_chars``) and says the same when it is spent.
 """
 
 from __future__ import annotations
@@ -27,8 +24,7 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(name)
 
 
-#: JSON's C decoder refusing NaN and Infinity (no Python literal, and no value a format writes), for the
-#: fast readers that hand it their values: ``JSON_VALUES.raw_decode(text, pos)`` raises ValueError on them
+#: JSON's C decoder refusing NaN and Infinity (no value a format writes): ``raw_decode`` raises ValueError on them
 JSON_VALUES = json.JSONDecoder(parse_constant=_refuse_constant)
 
 #: the most notes one reply's reading keeps (a reply of thousands of broken pieces is not as many notes)
@@ -36,10 +32,8 @@ MAX_NOTES = 20
 
 
 def tool_of(tools: "Toolset | None", name: str) -> "Tool | None":
-    """The tool ``name`` stands for (``Toolset.get``: any naming convention), when a toolset is given:
-    the one place a protocol looks a tool up, and only where its syntax needs it (a bare name on its
-    own, a positional value's parameter, a value's type).  Names in the calls a protocol returns stay
-    as written; ``parse_reply`` resolves them.
+    """The tool ``name`` stands for (``Toolset.get``: any naming convention), when a toolset is given: the one
+    place a protocol looks a tool up, where its syntax needs it (names in its calls stay as written).
 
     >>> from toolform_rules import sample_toolset
     >>> tool_of(sample_toolset(), "LegalDraftV3").name, tool_of(None, "f"), tool_of(sample_toolset(), "")
@@ -49,11 +43,8 @@ def tool_of(tools: "Toolset | None", name: str) -> "Tool | None":
 
 
 class Fenced(NamedTuple):
-    """A text's body without one Markdown code fence around all of it.
-
-    ``body``: the text inside (stripped); ``start``: where ``body`` begins in the text;
-    ``fenced``: whether there was a fence.
-    """
+    """A text's ``body`` (stripped) without one Markdown code fence around all of it, where it ``start``s in the
+    text, and whether it was ``fenced``."""
 
     body: str
     start: int
@@ -82,17 +73,11 @@ def text_outside(text: str, spans: "Iterable[tuple[int, int]]") -> str:
 
 
 def strip_code_fence(text: str) -> Fenced:
-    r"""``text`` without one Markdown code fence that encloses all of it (white space aside).
+    r"""``text`` without one Markdown code fence that encloses all of it (white space aside): the opening line's
+    info string (``json``, ``tool-code``) goes, a first line that is no tag (``{"a": 1}``) is the body's.
 
-    The opening line's info string (a language tag, empty or a word like ``tool-code``) is
-    dropped; a first line that is not a tag (``{"a": 1}``) is part of the body.
-
-    >>> strip_code_fence("```json\n{}\n```")
-    Fenced(body='{}', start=8, fenced=True)
-    >>> strip_code_fence("```tool-code\nx\n```").body
-    'x'
-    >>> strip_code_fence('```{"a": 1}```').body
-    '{"a": 1}'
+    >>> strip_code_fence("```json\n{}\n```"), strip_code_fence('```{"a": 1}```').body
+    (Fenced(body='{}', start=8, fenced=True), '{"a": 1}')
     >>> strip_code_fence("  plain  ")
     Fenced(body='plain', start=2, fenced=False)
     """
@@ -124,13 +109,8 @@ class GrammarTooLong(GrammarFailure):
 
 
 class GrammarBudget:
-    """How many more characters the grammar may read in one reply (``Limits.reply_grammar_chars`` in all).
-
-    The grammar reads what the fast readers could not: a malformed candidate, to say where
-    it stops being the format, or a form only the grammar takes.  Each run also costs
-    ``run_cost`` characters (its fixed cost, some tens of microseconds).  So the grammar's
-    time on a reply is bounded whatever the reply holds, and a call the fast readers read is
-    never refused for it.
+    """How many more characters the grammar may read in one reply (``Limits.reply_grammar_chars`` in all), each
+    run costing ``run_cost`` more (tens of microseconds): its time on a reply is bounded, whatever it holds.
 
     >>> budget = GrammarBudget(100)
     >>> budget.spend("g", "[1, 2]"); budget.left
@@ -153,13 +133,8 @@ class GrammarBudget:
         """The budget of one reply read under ``limits``."""
         return cls(limits.reply_grammar_chars)
 
-    def fits(self, text: str) -> bool:
-        """Whether ``text`` would still be given to the grammar (nothing is spent)."""
-        return len(text) + self.run_cost <= self.left
-
     def spend(self, grammar: str, text: str) -> None:
-        """Take ``len(text)`` and the run's cost, or raise :class:`GrammarTooLong` (a :class:`GrammarFailure`
-        that says why the grammar did not run)."""
+        """Take ``len(text)`` and the run's cost, or raise :class:`GrammarTooLong` (why the grammar did not run)."""
         cost = len(text) + self.run_cost
         if cost > self.left:
             raise GrammarTooLong(grammar, len(text), self.total, self.left, self.run_cost)

@@ -1,12 +1,9 @@
 """slot_fill_call: a JSON skeleton of the call, its placeholders replaced with values.
 
-Grammar: ``grammars/slot_fill_call.lark`` — JSON as models write it, plus the placeholders
-a skeleton holds (``<number>``, ``<one of draft | review>``, ``...``), so that a slot the
-model left unfilled is recognised: its argument is dropped (validation then reports it
-missing, not wrongly typed) and a note names it.  ``instructions(tools)`` writes a skeleton
-for each tool.  Rendering is the filled skeleton: the call object, indented by two spaces.
-Fast path: strict JSON, then the lenient fast path; the grammar reads the rest (and every
-skeleton that still holds a placeholder).
+Grammar: ``grammars/slot_fill_call.lark`` — JSON as models write it, plus the placeholders a
+skeleton holds (``<number>``, ``<one of draft | review>``, ``...``): a slot the model left unfilled
+is dropped (validation then reports it missing, not wrongly typed) and named in a note.
+``instructions(tools)`` writes a skeleton for each tool; rendering is the filled skeleton.
 
 >>> reply = '{"name": "f", "arguments": {"a": 3, "b": <string>, "c": {"d": ..., "e": 1}}}'
 >>> extraction = PROTOCOL.parse(reply)
@@ -42,46 +39,43 @@ class SlotFillValues(Values):
 #: Quoted strings that are a skeleton's placeholders, not values (noted when a reply keeps one).
 TYPE_PLACEHOLDERS = frozenset(f"<{t}>" for t in ("string", "number", "integer", "boolean", "object", "array",
                                                   "value", "any"))
-#: How deep the walks below follow a value (a call's arguments nest far less; the C reader, much more).
+
+
+def _placeholders(text: str, begin: int = 0, end: int | None = None) -> bool:
+    """Whether ``text[begin:end]`` may hold a placeholder (a slot left, or a placeholder's text quoted)."""
+    return any(text.find(mark, begin, end) >= 0 for mark in ("<", "...", "…"))
+
+
+#: How deep the walk below follows a value (a call's arguments nest far less; strict JSON, much more).
 _WALK_DEPTH = 256
 
 
-def unfilled(value: Any, path: str = "", depth: int = 0) -> tuple[Any, list[str]]:
-    """``value`` without its :class:`Unfilled` slots (object members and array items dropped), and their paths.
+def unfilled(value: Any, at: str = "", kept_at: str = "", depth: int = 0) -> tuple[Any, list[str], list[str]]:
+    """``value`` without its :class:`Unfilled` slots, their paths, and the paths (in what is kept) of its strings
+    that are a placeholder's text (``"<number>"``, a value).
 
-    >>> unfilled({"a": Unfilled("<x>"), "b": [1, Unfilled("...")]})
-    ({'b': [1]}, ['a (<x>)', 'b[1] (...)'])
-    """
-    if depth > _WALK_DEPTH or not isinstance(value, (dict, list)):
-        return value, []
-    items = value.items() if isinstance(value, dict) else enumerate(value)
-    kept: list[tuple[Any, Any]] = []
-    left: list[str] = []
-    for key, item in items:
-        where = (f"{path}.{key}" if path else str(key)) if isinstance(value, dict) else f"{path}[{key}]"
-        if isinstance(item, Unfilled):
-            left.append(f"{where} ({item})")
-            continue
-        item, inner = unfilled(item, where, depth + 1)
-        kept.append((key, item))
-        left.extend(inner)
-    return (dict(kept) if isinstance(value, dict) else [item for _, item in kept]), left
-
-
-def quoted_placeholders(value: Any, path: str = "", depth: int = 0) -> list[str]:
-    """The paths of the string values of ``value`` that are a placeholder's text (``"<number>"``).
-
-    >>> quoted_placeholders({"a": "<string>", "b": ["x", "<number>"]})
-    ['a', 'b[1]']
+    >>> unfilled({"a": Unfilled("<x>"), "b": [Unfilled("..."), "<number>"]})
+    ({'b': ['<number>']}, ['a (<x>)', 'b[0] (...)'], ['b[0]'])
     """
     if isinstance(value, str):
-        return [path] if value in TYPE_PLACEHOLDERS else []
+        return value, [], [kept_at] if value in TYPE_PLACEHOLDERS else []
     if depth > _WALK_DEPTH or not isinstance(value, (dict, list)):
-        return []
-    if isinstance(value, dict):
-        return [p for k, v in value.items()
-                for p in quoted_placeholders(v, f"{path}.{k}" if path else str(k), depth + 1)]
-    return [p for i, v in enumerate(value) for p in quoted_placeholders(v, f"{path}[{i}]", depth + 1)]
+        return value, [], []
+    is_dict = isinstance(value, dict)
+    kept: list[tuple[Any, Any]] = []
+    left: list[str] = []
+    quoted: list[str] = []
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        here = (f"{at}.{key}" if at else str(key)) if is_dict else f"{at}[{key}]"
+        if isinstance(item, Unfilled):
+            left.append(f"{here} ({item})")
+            continue
+        there = (f"{kept_at}.{key}" if kept_at else str(key)) if is_dict else f"{kept_at}[{len(kept)}]"
+        item, inner_left, inner_quoted = unfilled(item, here, there, depth + 1)
+        kept.append((key, item))
+        left.extend(inner_left)
+        quoted.extend(inner_quoted)
+    return (dict(kept) if is_dict else [item for _, item in kept]), left, quoted
 
 
 class SlotFillCall(JsonFamily):
@@ -92,13 +86,12 @@ class SlotFillCall(JsonFamily):
     unreadable = ("no filled skeleton could be read", "a JSON candidate could not be read")
 
     def grammar_may_read(self, piece: str) -> bool:
-        return "<" in piece or "..." in piece or "…" in piece  # a placeholder
+        return _placeholders(piece) or super().grammar_may_read(piece)
 
     def calls_of(self, value: Any, reply: Reply | None = None) -> list[Call]:
         return [(name, unfilled(arguments)[0]) for name, arguments in calls_in(value, reply)[0]]
 
     def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
-        text = reply.text
         start, stop, _fenced = reply.body()
         values = reply.values(start, stop)[0]
         for candidate in values:
@@ -111,12 +104,10 @@ class SlotFillCall(JsonFamily):
                     reply.note("an array of calls, not one filled skeleton per call")
             elif not calls:
                 reply.note("a JSON object that names no tool was skipped")
-            begin, end = candidate.begin, candidate.end
-            slots = text.find("<", begin, end) >= 0 or text.find("...", begin, end) >= 0 \
-                or text.find("…", begin, end) >= 0  # else neither a slot left nor a placeholder quoted
+            slots = _placeholders(reply.text, candidate.begin, candidate.end)
             for name, arguments in calls:
                 filled = self._filled(reply, arguments) if slots else arguments
-                reply.calls.append(reply.call(name, filled, (begin, end), arguments))
+                reply.calls.append(reply.call(name, filled, candidate.span, arguments))
         if not reply.blank(start, stop, values):
             reply.note("the reply holds text besides the filled skeleton")
         if not values:
@@ -127,12 +118,11 @@ class SlotFillCall(JsonFamily):
     def _filled(reply: Reply, arguments: dict[str, Any]) -> dict[str, Any]:
         """``arguments`` without the slots left unfilled, each noted, as are placeholders kept as values."""
         number = len(reply.calls) + 1
-        arguments, left = unfilled(arguments)
+        arguments, left, quoted = unfilled(arguments)
         if left:
             reply.note(f"call {number} left {len(left)} slot(s) unfilled: {', '.join(left[:8])}")
-        kept = quoted_placeholders(arguments)
-        if kept:
-            reply.note(f"call {number} keeps a placeholder as its value: {', '.join(kept[:8])}", breaks_format=False)
+        if quoted:
+            reply.note(f"call {number} keeps a placeholder as its value: {', '.join(quoted[:8])}", breaks_format=False)
         return arguments
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
@@ -142,14 +132,8 @@ class SlotFillCall(JsonFamily):
         text = ("Pick the tool, copy its skeleton below, and replace every <...> placeholder with a real value "
                 "written as JSON (text in double quotes). Leave out the lines of optional arguments you do not "
                 "use. Answer with the filled skeleton only; for several calls, one filled skeleton per call.")
-        skeletons = [skeleton(tool) for tool in _tools_of(tools)]
+        skeletons = [skeleton(tool) for tool in tools or () if isinstance(tool, Tool)]
         return text + ("\n\n" + "\n\n".join(skeletons) if skeletons else "")
-
-
-def _tools_of(tools: Toolset | Iterable[Any] | None) -> list[Tool]:
-    if tools is None:
-        return []
-    return [tool for tool in tools if isinstance(tool, Tool)]
 
 
 def _placeholder(schema: Schema | None, indent: str, depth: int = 0) -> str:
@@ -174,20 +158,11 @@ def skeleton(tool: Tool) -> str:
     """The skeleton of a call to ``tool``: the name filled in, a placeholder for each argument.
 
     >>> from toolform_rules import sample_tool
-    >>> print(skeleton(sample_tool()))
+    >>> print("\\n".join(skeleton(sample_tool()).splitlines()[:4]))
     {
       "name": "legal_draft_v3",
       "arguments": {
         "counterparty": <string>,
-        "value": <number>,
-        "term_months": <integer>,
-        "auto_renew": <boolean>,
-        "contract_details": {
-          "contract_id": <string>,
-          "status": <one of "draft" | "review" | "signed" | "expired">
-        }
-      }
-    }
     """
     properties = tool.parameters.properties
     lines = [f'    {json.dumps(p.name, ensure_ascii=False)}: {_placeholder(p.schema, "    ")}' for p in properties]

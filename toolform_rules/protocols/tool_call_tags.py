@@ -1,22 +1,15 @@
 """tool_call_tags: ``<tool_call>{"name": "tool", "arguments": {...}}</tool_call>``, one tag pair per call.
 
-Grammar: ``grammars/tool_call_tags.lark`` (the Hermes, Qwen and Granite convention).  Each
-``<tool_call>`` (any letter case) is found and its JSON read in one forward pass — a
-``</tool_call>`` inside a JSON string does not close the call.  A code fence around the JSON
-inside the tags is tolerated, and so is a missing closing tag: the call ends where the next
-``<tool_call>`` starts, or at the end of the reply.  A reply without any tag but with a bare
-call object gives that call, noted as not the format.
-
-Rendering writes ``</`` inside JSON strings as ``<\\/`` (the same string in JSON), so no
-value can close its tag early, whatever reads the reply.
+Grammar: ``grammars/tool_call_tags.lark`` (Hermes, Qwen, Granite).  Each ``<tool_call>`` (any case) is found
+and its JSON read in one forward pass (a ``</tool_call>`` inside a JSON string does not close it).  Tolerated:
+a code fence inside the tags, a missing closing tag (the call ends where the next one starts); a reply with
+no tag gives its bare call objects, noted.  Rendering writes ``</`` in strings as ``<\\/`` (the same string).
 
 >>> from toolform_rules.calls import ToolCall
 >>> print(PROTOCOL.render_calls([ToolCall("f", {"a": "</tool_call>"})]))
 <tool_call>
 {"name": "f", "arguments": {"a": "<\\/tool_call>"}}
 </tool_call>
->>> [(c.name, c.arguments) for c in PROTOCOL.parse('<tool_call>{"name": "f", "arguments": {}}').calls]
-[('f', {})]
 """
 
 from __future__ import annotations

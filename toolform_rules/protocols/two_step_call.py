@@ -1,11 +1,10 @@
 """two_step_call: the tool's name on one line, then its arguments as a JSON object on the next.
 
-Grammar: ``grammars/two_step_call.lark``.  The module finds each arguments object (one
-linear, quote-aware scan), takes the last line before it that is not blank and not a code
-fence as the name line, and reads both: the name by a regular expression that mirrors the
-grammar's ``name`` rule (else the grammar, which says where it stops), the arguments by
-strict JSON, the lenient fast path, then the grammar.  When a toolset is given and the
-line is prose ("I will use legal_draft_v3:"), the tool named in it is taken, noted.
+Grammar: ``grammars/two_step_call.lark``.  Each arguments object is read as the family reads JSON;
+the last line before it that is not blank nor a code fence is its name line, read by
+:data:`NAME_LINE` (the grammar's ``name`` rule as one regular expression, held to it by a property
+test), else by the grammar, which says where it stops.  With a toolset, a tool named in a prose
+line ("I will use legal_draft_v3:") is taken, noted.
 
 >>> from toolform_rules.calls import ToolCall
 >>> print(PROTOCOL.render_calls([ToolCall("f", {"a": 1}), ToolCall("math.factorial", {"n": 5})]))
@@ -13,28 +12,31 @@ f
 {"a": 1}
 math.factorial
 {"n": 5}
->>> [(c.name, c.arguments) for c in PROTOCOL.parse("**f**\\n```json\\n{'a': True}\\n```").calls]
-[('f', {'a': True})]
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
+from .. import grammar
 from ..calls import ToolCall
+from ..grammar import GrammarFailure
 from ..schema.toolset import Toolset
 from .base import ProtocolInfo
-from .. import grammar
-from ..grammar import GrammarFailure
-from .json_family import Call, JsonFamily, Reply, Values, read_grammar, relocate
-from .reading import tool_of
+from .json_family import Call, Candidate, JsonFamily, Reply, Values, read_grammar, relocate
+from .reading import MAX_NOTES, tool_of
 
 _NAME = r"[^\W\d]\w*(?:[.\-]\w+)*"
-# The grammar's `name` rule, as one regular expression (a property test keeps them in step).
+#: the grammar's ``name`` rule, as one regular expression
 NAME_LINE = re.compile(rf"[ \t]*(?:`|\*\*?)?[ \t]*({_NAME})[ \t]*(?:\(\))?[ \t]*(?:`|\*\*?)?[ \t]*:?[ \t]*")
 _WORD = re.compile(_NAME)
+#: lines that are blank or a code fence (``fullmatch`` a stretch: it holds nothing else)
+_FENCE_LINES = re.compile(r"(?:[^\S\n]*+(?:```[^\n]*+)?+\n)*+[^\S\n]*+(?:```[^\n]*+)?+")
+
+Span = tuple[int, int]
 
 
 class TwoStepValues(Values):
@@ -50,36 +52,38 @@ class TwoStepValues(Values):
         return next(item for item in items if not isinstance(item, grammar.Token))
 
 
-def _name_line(text: str, start: int, end: int, first: bool = True) -> tuple[int, int] | None:
-    """The span of the last line of ``text[start:end]`` that is neither blank nor a code fence, or ``None``.
-
-    ``first``: ``end`` is where the arguments start, so the stretch before them on their own
-    line counts, unless it ends with a colon (a label such as ``Arguments:``, not a name).
-    """
+def _name_lines(text: str, start: int, end: int) -> Iterator[Span]:
+    """The spans of the lines of ``text[start:end]`` that are neither blank nor a code fence, nearest first (the
+    stretch before ``end`` on its line counts unless it ends with a colon: a label, ``Arguments:``)."""
+    first = True
     while end > start:
         line_start = text.rfind("\n", start, end) + 1 or start
-        if line_start < end:
-            line = text[line_start:end].strip()
-            if line and not line.startswith("```") and not (first and line[-1] == ":"):
-                return line_start, end
+        line = text[line_start:end].strip()
+        if line and not line.startswith("```") and not (first and line[-1] == ":"):
+            yield line_start, end
         first = False
         end = line_start - 1
+
+
+def _tool_in(reply: Reply, lines: list[Span], tools: Toolset) -> tuple[str, Span] | None:
+    """A tool of ``tools`` that the name line of ``lines`` after the first names, else one a line names inside it
+    (noted either way)."""
+    text = reply.text
+    for span in lines[1:]:
+        further = NAME_LINE.fullmatch(text, *span)
+        if further is not None and tool_of(tools, further.group(1)) is not None:
+            reply.note(f"the tool name {further.group(1)!r} is not on the line just before its arguments")
+            return further.group(1), span
+    tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
+    for span in lines:
+        line = text[span[0]:span[1]]
+        for word in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
+            if word not in tried and tool_of(tools, word) is not None:
+                reply.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool {word[:60]!r} "
+                           "from it")
+                return word, span
+            tried.add(word)
     return None
-
-
-def _name_lines(text: str, start: int, end: int, most: int = 3) -> list[tuple[int, int]]:
-    """Spans of the last ``most`` lines of ``text[start:end]`` that are neither blank nor a code fence, nearest
-    first (see :func:`_name_line`)."""
-    found: list[tuple[int, int]] = []
-    line = _name_line(text, start, end)
-    while line is not None and len(found) < most:
-        found.append(line)
-        line = _name_line(text, start, line[0] - 1, first=False)
-    return found
-
-
-#: lines that are blank or a code fence (``fullmatch`` a stretch: it holds nothing else)
-_FENCE_LINES = re.compile(r"(?:[^\S\n]*+(?:```[^\n]*+)?+\n)*+[^\S\n]*+(?:```[^\n]*+)?+")
 
 
 class TwoStepCall(JsonFamily):
@@ -92,81 +96,55 @@ class TwoStepCall(JsonFamily):
         return [value]  # the grammar's step: (name, arguments)
 
     def read_reply(self, reply: Reply, tools: Toolset | None) -> Reply:
-        text = reply.text
         start, stop, _fenced = reply.body()
         values = reply.values(start, stop, "{")[0]
         previous = start
-        line, counted = 1, 0  # the line number at ``counted`` (counted forward, once)
         for candidate in values:
-            nearest = _name_line(text, previous, candidate.begin)
-            if nearest is None:
-                line, counted = line + text.count("\n", counted, candidate.begin), candidate.begin
-                reply.note(f"the arguments at line {line} have no name line before them")
-                previous = candidate.end
-                continue
-            if candidate.failure is not None:  # (not a call, whatever the line before it says)
-                reply.failed(candidate)
-                previous = candidate.end
-                continue
-            chosen = self._name(reply, previous, candidate.begin, nearest, tools)
-            if chosen is not None:
-                name, (line_start, line_end) = chosen
-                reply.calls.append(reply.call(name, candidate.value, (line_start, candidate.end)))
-                if text.find("\n", line_end, candidate.begin) < 0:
-                    reply.note(f"call {len(reply.calls)}: the name and the arguments share a line")
-                if reply.compliant and ((line_start, line_end) != nearest
-                                        or not _FENCE_LINES.fullmatch(text, previous, line_start)
-                                        or not _FENCE_LINES.fullmatch(text, line_end, candidate.begin)):
-                    reply.compliant = False
+            self._step(reply, previous, candidate, tools)
             previous = candidate.end
         if not values:
             self._name_only(reply, start, stop, tools)
-        elif reply.compliant and not _FENCE_LINES.fullmatch(text, previous, stop):
+        elif not _FENCE_LINES.fullmatch(reply.text, previous, stop):
             reply.compliant = False
         if not reply.compliant and not reply.notes:
             reply.note("the reply holds text besides the name and arguments lines")
         return reply
 
-    def _name(self, reply: Reply, start: int, end: int, nearest: tuple[int, int], tools: Toolset | None
-              ) -> tuple[str, tuple[int, int]] | None:
-        """The tool name for the arguments at ``end``, from the lines of ``text[start:end]`` before them.
-
-        Without a toolset: the ``nearest`` line, read as a name.  With one: the nearest of the
-        last three lines whose name is a tool, else a tool named inside one of them (noted),
-        else as without.
-        """
+    def _step(self, reply: Reply, previous: int, candidate: Candidate, tools: Toolset | None) -> None:
+        """The call of the arguments ``candidate`` and the name line before it (after ``previous``), if any."""
         text = reply.text
-        bare = text[nearest[0]:nearest[1]].strip(" \t")
-        name: str | None = bare
-        if not (bare.isidentifier() and bare.replace("_", "a").isalnum()):  # else a bare name, as NAME_LINE reads it
-            match = NAME_LINE.fullmatch(text, *nearest)
-            name = None if match is None else match.group(1)
+        nearest = next(_name_lines(text, previous, candidate.begin), None)
+        if nearest is None:  # (its line counted only while a note is kept: linear, however many)
+            line = text.count("\n", 0, candidate.begin) + 1 if len(reply.notes) < MAX_NOTES else 0
+            reply.note(f"the arguments at line {line} have no name line before them")
+        elif candidate.failure is not None:  # (not a call, whatever the line before it says)
+            reply.failed(candidate)
+        elif (chosen := self._name(reply, previous, candidate.begin, nearest, tools)) is not None:
+            name, (line_start, line_end) = chosen
+            reply.calls.append(reply.call(name, candidate.value, (line_start, candidate.end)))
+            if text.find("\n", line_end, candidate.begin) < 0:
+                reply.note(f"call {len(reply.calls)}: the name and the arguments share a line")
+            if (line_start, line_end) != nearest or not _FENCE_LINES.fullmatch(text, previous, line_start) \
+                    or not _FENCE_LINES.fullmatch(text, line_end, candidate.begin):
+                reply.compliant = False
+
+    def _name(self, reply: Reply, start: int, end: int, nearest: Span, tools: Toolset | None
+              ) -> tuple[str, Span] | None:
+        """The tool name for the arguments at ``end``: the ``nearest`` line's; with a toolset, unless it names a
+        tool, a tool one of the last three lines names (:func:`_tool_in`); else the grammar's reading."""
+        match = NAME_LINE.fullmatch(reply.text, *nearest)
+        name = None if match is None else match.group(1)
         if name is not None and (tools is None or tool_of(tools, name) is not None):
             return name, nearest
-        if tools is not None:
-            lines = _name_lines(text, start, end)
-            for span in lines[1:]:
-                further = NAME_LINE.fullmatch(text, *span)
-                if further is not None and tool_of(tools, further.group(1)) is not None:
-                    reply.note(f"the tool name {further.group(1)!r} is not on the line just before its arguments")
-                    return further.group(1), span
-            tried: set[str] = set()  # a word the toolset does not know, once (a long line repeats its words)
-            for span in lines:
-                line = text[span[0]:span[1]]
-                for word in [line.strip().strip("`*:").strip()] + _WORD.findall(line)[::-1]:
-                    if word not in tried:
-                        tried.add(word)
-                        if tool_of(tools, word) is not None:
-                            reply.note(f"the name line {line.strip()[:60]!r} is not a bare name; read the tool "
-                                       f"{word[:60]!r} from it")
-                            return word, span
-        if name is not None:
-            return name, nearest
-        line = text[nearest[0]:nearest[1]]
+        found = None if tools is None else _tool_in(reply, list(itertools.islice(_name_lines(reply.text, start, end),
+                                                                                  3)), tools)
+        if found is not None or name is not None:
+            return found or (name, nearest)  # type: ignore[return-value]
+        line = reply.text[nearest[0]:nearest[1]]
         try:  # the grammar has the last word (and says where the line stops being a name)
             return read_grammar(self.grammar, line, self.transformer, "name", budget=reply.budget), nearest
         except GrammarFailure as failure:
-            where = relocate(failure, text, nearest[0]).describe()
+            where = relocate(failure, reply.text, nearest[0]).describe()
             reply.note(f"the name line {line.strip()[:60]!r} could not be read: {where}")
             return None
 
@@ -174,10 +152,9 @@ class TwoStepCall(JsonFamily):
     def _name_only(reply: Reply, start: int, stop: int, tools: Toolset | None) -> None:
         """A reply with no arguments object: one name line alone is a call without arguments (noted)."""
         stripped = reply.text[start:stop].strip()
-        name = None
-        if stripped and "\n" not in stripped:
-            match = NAME_LINE.fullmatch(stripped)
-            name = match.group(1) if match else stripped if tool_of(tools, stripped) is not None else None
+        match = NAME_LINE.fullmatch(stripped) if stripped and "\n" not in stripped else None
+        known = "\n" not in stripped and tool_of(tools, stripped) is not None
+        name = match.group(1) if match else stripped if known else None
         if name is None:
             reply.note("the reply holds no arguments object")
             return

@@ -1,10 +1,6 @@
-"""Typing the values of formats that write them as text, from the tool's schema.
-
-``cli_call`` writes ``--term-months 12``; the protocol reads the text ``"12"``, and
-``type_values`` makes it the integer the schema wants.  The rules are the
-``text-values`` normalisation profile (``rules/normalisation.yaml``): numbers, ``true``/
-``false`` and JSON text where the schema wants them; every other string stays exactly as
-written (spaces, case and all), so a round trip through a text format is exact.
+"""Typing the values of formats that write them as text (``cli_call``'s ``--term-months 12``), from the tool's
+schema: the ``text-values`` normalisation profile (``rules/normalisation.yaml``) makes numbers, booleans and
+JSON text of them where the schema wants them; every other string stays exactly as written.
 """
 
 from __future__ import annotations
