@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
 
 import pytest
 from code_family_support import PROPERTY, SAMPLE, calls_for, python_call_source, written
@@ -18,7 +17,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support.compare import identical
-from support.growth import GROWN, assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_total
 from toolform_rules import Limits, ToolCall
 from toolform_rules.protocols import get_protocol
@@ -269,49 +267,34 @@ def heredoc(size: int) -> str:
     return "legal_draft_v3(counterparty='" + (line * (size // len(line) + 1))[:size] + "')"
 
 
-#: the default limits (where 500 KB of these floods stops at the bracket matcher's budget), and
+#: the default limits (where 100 KB of these floods stops at the bracket matcher's budget), and
 #: the budgets before the last resort raised (so that it reads every size, within its own)
 FLOOD_LIMITS = {"default limits": Limits(),
                 "earlier budgets raised": Limits(reply_scan_steps=10**7, reply_ast_tokens=10**8)}
+#: the length of the long replies: past every default budget
+LONG = 100_000
 
 
 @pytest.mark.parametrize("limits", FLOOD_LIMITS)
 @pytest.mark.parametrize("flood", FLOODS)
-def test_a_flood_is_read_in_linear_time(flood: str, limits: str, protocol_id: str) -> None:
-    protocol, make, chosen = get_protocol(protocol_id), FLOODS[flood], FLOOD_LIMITS[limits]
-    big = assert_grows_linearly(lambda text: (protocol.parse(text, SAMPLE, limits=chosen),
-                                              protocol.parse(text, limits=chosen)),
-                                lambda size: WRITE[protocol_id](make(size)), context=(protocol_id, flood, limits))
-    assert not any(recovery_notes(extraction.notes) for extraction in big)
-    assert_total(protocol, WRITE[protocol_id](make(1000)), malformed=True)
+def test_a_flood_is_no_call_and_nothing_recovered(flood: str, limits: str, protocol_id: str) -> None:
+    """(That its reading grows linearly is counted in tests/test_linear_work.py.)"""
+    protocol, text, chosen = get_protocol(protocol_id), WRITE[protocol_id](FLOODS[flood](LONG)), FLOOD_LIMITS[limits]
+    assert not any(recovery_notes(protocol.parse(text, tools, limits=chosen).notes) for tools in (SAMPLE, None))
+    assert_total(protocol, WRITE[protocol_id](FLOODS[flood](1000)), malformed=True)
 
 
 def test_a_long_call_is_read_as_far_as_the_budget_allows(protocol_id: str) -> None:
-    """A 500 KB argument: read in linear time within budgets that allow it (the last resort's, and
-    the bracket matcher's and ``ast``'s that come before it), and past the default budget not
-    read, with a note naming the limit."""
+    """A long argument: read within budgets that allow it (the last resort's, and the bracket
+    matcher's and ``ast``'s that come before it), and past the default budget not read, with a note
+    naming the limit (that its reading grows linearly is counted in tests/test_linear_work.py)."""
     protocol = get_protocol(protocol_id)
     limits = Limits(reply_recovery_chars=10**7, reply_scan_steps=10**7, reply_ast_tokens=10**8)
-    big = assert_grows_linearly(lambda text: protocol.parse(text, SAMPLE, limits=limits),
-                                lambda size: WRITE[protocol_id](heredoc(size)), context=protocol_id)
-    assert [(c.name, len(c.arguments["counterparty"])) for c in big.calls] == [("legal_draft_v3", GROWN)], big.notes
+    big = protocol.parse(WRITE[protocol_id](heredoc(LONG)), SAMPLE, limits=limits)
+    assert [(c.name, len(c.arguments["counterparty"])) for c in big.calls] == [("legal_draft_v3", LONG)], big.notes
     assert recovery_notes(big.notes) == [f"legal_draft_v3: {note}" for note in (LINE_BREAKS, QUOTES)], big.notes
-    capped = protocol.parse(WRITE[protocol_id](heredoc(GROWN)), SAMPLE,
+    capped = protocol.parse(WRITE[protocol_id](heredoc(LONG)), SAMPLE,
                             limits=Limits(reply_scan_steps=10**7, reply_ast_tokens=10**8))
     assert capped.calls == () and RECOVERY_SPENT in capped.notes, capped.notes
-    unread = protocol.parse(WRITE[protocol_id](heredoc(GROWN)), SAMPLE)  # the default limits: stopped before
+    unread = protocol.parse(WRITE[protocol_id](heredoc(LONG)), SAMPLE)  # the default limits: stopped before
     assert unread.calls == () and "Limits." in " ".join(unread.notes), unread.notes
-
-
-@pytest.mark.parametrize("flood", [*FLOODS, "heredoc"])
-def test_the_last_resort_is_linear_with_no_budget_to_stop_it(flood: str) -> None:
-    """With a budget larger than the text, the reader itself reads each flood in one pass."""
-    make = FLOODS.get(flood, heredoc)
-    limits = Limits(reply_recovery_chars=10**8)
-
-    def recover(text: str) -> Any:
-        shape = "list" if text.startswith("[") else "call"
-        return recover_calls(text, 0, len(text), Budget(limits), [], shape)
-
-    found = assert_grows_linearly(recover, make, context=flood)
-    assert (found is not None) == (flood == "heredoc"), found

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support.growth import assert_grows_linearly
 from toolform_rules.protocols.native_formats import dict_values
 from toolform_rules.protocols.native_formats.dict_values import (
     MAX_DEPTH, read_dict, read_dict_as_json, scan_dict, write_dict)
@@ -185,32 +184,3 @@ def test_the_depth_limit_is_the_scans(depth: int) -> None:
         assert read_dict_as_json(text, 0, QUOTES) is None
     else:
         assert read_dict_as_json(text, 0, QUOTES) is not None
-
-
-@pytest.mark.parametrize("shape", ["entries", "strings", "lists", "unclosed string", "unclosed list",
-                                   "missing commas"])
-def test_a_long_object_is_read_in_linear_time(shape: str) -> None:
-    make = {
-        "entries": lambda size: "{" + ",".join(f"k{i}:{i}" for i in range(size // 8)) + "}",
-        "strings": lambda size: "{" + ",".join(f"k{i}:<escape>{i}<escape>" for i in range(size // 20)) + "}",
-        "lists": lambda size: "{a:[" + "[],{}," * (size // 6) + "1]}",
-        "unclosed string": lambda size: "{a:<escape>" + "x" * size,
-        "unclosed list": lambda size: "{a:[" + "1," * (size // 2),
-        "missing commas": lambda size: "{" + " ".join(f"k{i}:{i}" for i in range(size // 8)) + "}",
-    }[shape]
-    read = assert_grows_linearly(lambda text: read_dict(text, 0, QUOTES), make)
-    assert isinstance(read, str) == shape.startswith("unclosed")
-
-
-def test_a_reply_of_many_calls_is_read_in_linear_time() -> None:
-    """Each object's end is looked for in a bounded window first: a reply of many small calls
-    does not read the rest of the reply once per call."""
-    from toolform_rules import get_protocol, sample_toolset
-
-    protocol, tools = get_protocol("gemma_call_dict"), sample_toolset()
-    call = ("<start_function_call>call:legal_draft_v3{counterparty:<escape>Acme<escape>,value:1,"
-            "term_months:2}<end_function_call>\n")
-    extraction = assert_grows_linearly(lambda text: protocol.parse(text, tools),
-                                       lambda size: call * (size // len(call)))
-    assert extraction.calls and extraction.calls[0].arguments == {"counterparty": "Acme", "value": 1, "term_months": 2}
-

@@ -9,7 +9,6 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
 from support.compare import equal_json
-from support.growth import assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
@@ -300,15 +299,6 @@ def test_the_linear_pass_and_the_grammar_agree_on_stray_tool_call_closes(text: s
         assert not isinstance(scanned, Stopped), text
         assert _from_tree(scanned, text) == _from_tree(tree, text), text
     assert_total(PROTOCOL, text)
-
-
-@pytest.mark.parametrize("unit", ["‹function=x›", "‹function=x›\n‹parameter=a›\n1\n‹/tool_call›\n",
-                                  "‹tool_call›‹function=x›‹/tool_call›‹/tool_call›", "  ‹parameter=a›‹function=x›"])
-def test_unclosed_functions_and_stray_closes_are_read_in_linear_time(unit: str) -> None:
-    unit = X(unit)
-    extraction = assert_grows_linearly(PROTOCOL.parse, lambda size: (unit * (size // len(unit) + 1))[:size],
-                                       context=unit)
-    assert not any("internal error" in note for note in extraction.notes), extraction.notes[:3]
 
 
 @settings(max_examples=300, deadline=None)

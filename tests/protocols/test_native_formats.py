@@ -140,15 +140,6 @@ def test_any_text_is_read_without_an_exception(protocol_id: str, text: str) -> N
     assert "internal error" not in reply.note
 
 
-@pytest.mark.parametrize("protocol_id", NATIVE)
-def test_many_unfinished_calls_are_read_in_linear_time(protocol_id: str) -> None:
-    from support.growth import assert_grows_linearly
-
-    opening = get_protocol(protocol_id).render_calls([ToolCall("get_weather", {"city": "x"})])[:40]
-    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
-                          lambda size: (opening * (size // max(1, len(opening)) + 1))[:size])
-
-
 def test_invalid_json_inside_the_markers_is_no_call_and_a_note() -> None:
     reply = parse_reply('<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>', TOOLS, "hermes")
     assert reply.calls == () and "line 2, column" in reply.note
@@ -186,18 +177,6 @@ def test_several_call_objects_in_one_hermes_tag_are_all_read() -> None:
     text = ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "A"}}\n'
             '{"name": "get_weather", "arguments": {"city": "B"}}\n</tool_call>')
     assert [c.arguments for c in parse_reply(text, TOOLS, "hermes").calls] == [{"city": "A"}, {"city": "B"}]
-
-
-@pytest.mark.parametrize("protocol_id", NATIVE)
-def test_a_reply_of_unclosed_tags_and_objects_is_read_in_linear_time(protocol_id: str) -> None:
-    """Many starts of a JSON object that never closes: each failure costs what it read, not a count of the
-    lines before it (json's own error would), so the reply is linear (granite_json_array and llama3_json
-    were quadratic here)."""
-    from support.growth import assert_grows_linearly
-
-    unit = '<tool_call> get_weather {"city": '
-    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
-                          lambda size: (unit * (size // len(unit) + 1))[:size])
 
 
 @pytest.mark.parametrize("protocol_id", ["hermes", "kimi_k2", "mistral_name_args"])
@@ -293,15 +272,3 @@ def test_parameters_the_one_pattern_does_not_read_are_read_by_the_steps_alike(pr
         _both(protocol_id, "Sure.\n" + text)
     cdata = parse_reply(before + "<![CDATA[a" + close + "b]]>" + after, TOOLS, protocol_id)
     assert [c.arguments for c in cdata.calls] == [{"city": "a" + close + "b"}], cdata.note
-
-
-@pytest.mark.parametrize("protocol_id", FLAT)
-def test_a_value_read_to_a_far_closing_literal_is_read_once(protocol_id: str) -> None:
-    """Many calls begun, their values running to one closing literal at the end, none finished: each later
-    candidate's value starts inside what the one pattern has read, and it is not read again by a pattern
-    (quadratic when it was: 35x the time for 10x the text)."""
-    from support.growth import assert_grows_linearly
-
-    before, close, _ = _parameter_pieces(protocol_id)
-    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
-                          lambda size: (before * (size // len(before) + 1))[:size] + close)

@@ -10,7 +10,6 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from markup_family_support import CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, reference_calls, toolset_for
 from support.compare import equal_json
-from support.growth import assert_grows_linearly
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.protocols import get_protocol
@@ -404,34 +403,6 @@ def test_cdata_sections_end_where_the_grammars_value_ends(text: str, pos: int) -
     pos = min(pos, len(text))
     value = grammar_terminals("xml_call")["VALUE"].match(text, pos)
     assert end_outside_cdata(text, pos, _NEAR_TAG) == (value.end() if value else pos), text
-
-
-GROWING = {"unclosed MiniCPM calls": '‹function name="x"›‹param name="y"›',
-           "unclosed sections in values": '‹invoke name="x"›‹parameter name="y"›‹![CDATA[',
-           "sections in one value": '‹![CDATA[',
-           "unclosed legacy calls": '‹invoke›‹tool_name›x‹/tool_name›‹parameters›‹a›',
-           "legacy arguments": '‹a›1‹/a›‹![CDATA[‹/a›]]›'}
-PREFIXES = {"sections in one value": '‹function name="x"›‹param name="y"›',
-            "legacy arguments": '‹invoke›‹tool_name›x‹/tool_name›‹parameters›'}
-
-
-@pytest.mark.parametrize("shape", GROWING)
-def test_the_other_spellings_are_read_in_linear_time(shape: str) -> None:
-    head, unit = X(PREFIXES.get(shape, "")), X(GROWING[shape])
-    extraction = assert_grows_linearly(PROTOCOL.parse,
-                                       lambda size: head + (unit * (size // len(unit) + 1))[:size] + "</param>",
-                                       context=shape)
-    assert not any("internal error" in note for note in extraction.notes), extraction.notes[:3]
-
-
-def test_the_grammar_reads_unended_sections_in_linear_time() -> None:
-    """The grammar (given a malformed reply's stretch) takes a section no further than the next opening."""
-    head = X('‹function name="x"›‹param name="y"›')
-    # 500 KB against 5 MB: between 200 and 500 KB this reader's cost per character steps from ~0.11 to ~0.2 µs
-    # (its working set leaves the cache), so 50 against 500 KB measured 18-31x for a linear reader; flat above
-    tree = assert_grows_linearly(_structure_by_grammar, lambda size: head + ("<![CDATA[" * (size // 9 + 1))[:size],
-                                 big=5_000_000)
-    assert len(tree.invokes) == 1
 
 
 @settings(max_examples=300, deadline=None)
