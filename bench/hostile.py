@@ -113,7 +113,37 @@ def cell_text(cell: dict[str, Any], size: int) -> str:
     return f"{cell['seconds'] * 1e3:.1f} ms" + (" ✗" if cell["seconds"] > target(size) else "")
 
 
-def main(argv: list[str] | None = None) -> int:
+def header(sizes: list[int], shapes: list[str]) -> list[str]:
+    """One size: a protocol per row, a shape per column.  Several: a (protocol, shape) per row, a size per
+    column (and their ratio, for two)."""
+    if len(sizes) == 1:
+        return ["protocol", *shapes]
+    return ["protocol", "shape", *(f"{s // 1000} KB" for s in sizes), *(["ratio"] if len(sizes) == 2 else [])]
+
+
+def rows(protocol_id: str, cells: dict[int, dict[str, dict[str, Any]]], sizes: list[int],
+         shapes: list[str]) -> list[list[str]]:
+    """The protocol's rows of the table :func:`header` heads."""
+    if len(sizes) == 1:
+        return [[protocol_id, *(cell_text(cells[sizes[0]][shape], sizes[0]) for shape in shapes)]]
+    table = []
+    for shape in shapes:
+        row = [protocol_id, shape, *(cell_text(cells[size][shape], size) for size in sizes)]
+        if len(sizes) == 2:
+            a, b = (cells[size][shape]["seconds"] for size in sizes)
+            row.append(f"{b / a:.1f}×" if a and b else "—")
+        table.append(row)
+    return table
+
+
+def over_target(protocol_id: str, cells: dict[int, dict[str, dict[str, Any]]]) -> list[str]:
+    """The protocol's cells over the target (or not timed), named."""
+    return [f"{protocol_id}/{shape}" + (f" at {size // 1000} KB" if len(cells) > 1 else "")
+            for size, by_shape in cells.items() for shape, cell in by_shape.items()
+            if cell["seconds"] is None or cell["seconds"] > target(size)]
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--protocols", default="")
@@ -124,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds one shape may take in all")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    opts = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = arguments(argv)
     if opts.child:
         protocol_id, shapes, size, repeat = opts.child
         child(protocol_id, shapes.split(","), int(size), int(repeat))
@@ -136,35 +170,20 @@ def main(argv: list[str] | None = None) -> int:
     protocols = opts.protocols.split(",") if opts.protocols else protocol_ids(opts.kind)
     sizes = [int(s) for s in opts.sizes.split(",")]
     shapes = opts.shapes.split(",")
-    # one size: a protocol per row, a shape per column; several: a (protocol, shape) per row, a size per column
-    header = ["protocol", *shapes] if len(sizes) == 1 else ["protocol", "shape", *(f"{s // 1000} KB" for s in sizes)]
-    if len(sizes) == 2:
-        header.append("ratio")
-    show(header, opts.markdown)
+    heads = header(sizes, shapes)
+    show(heads, opts.markdown)
     if opts.markdown:
-        show(["---"] + ["---:"] * (len(header) - 1), True)
+        show(["---"] + ["---:"] * (len(heads) - 1), True)
     over: list[str] = []
-    count = 0
     for protocol_id in protocols:
         cells = {size: measure(protocol_id, shapes, size, opts.repeat, opts.timeout) for size in sizes}
-        for size in sizes:
-            for shape in shapes:
-                seconds = cells[size][shape]["seconds"]
-                count += 1
-                if seconds is None or seconds > target(size):
-                    over.append(f"{protocol_id}/{shape}" + (f" at {size // 1000} KB" if len(sizes) > 1 else ""))
-        if len(sizes) == 1:
-            show([protocol_id, *(cell_text(cells[sizes[0]][shape], sizes[0]) for shape in shapes)], opts.markdown)
-            continue
-        for shape in shapes:
-            row = [protocol_id, shape, *(cell_text(cells[size][shape], size) for size in sizes)]
-            if len(sizes) == 2:
-                a, b = (cells[size][shape]["seconds"] for size in sizes)
-                row.append(f"{b / a:.1f}×" if a and b else "—")
+        over += over_target(protocol_id, cells)
+        for row in rows(protocol_id, cells, sizes, shapes):
             show(row, opts.markdown)
-    print(f"\n{len(over)} of {count} cells over the target (≤ {TARGET_PER_MB:g} s per MB from 1 MB up, ✗): {', '.join(over) or 'none'}"
-          f"\n({len(protocols)} protocols, best of {opts.repeat} parse_reply calls per cell after a warm-up, CPU time, "
-          f"{time.perf_counter() - began:.0f} s in all)")
+    count = len(protocols) * len(sizes) * len(shapes)
+    print(f"\n{len(over)} of {count} cells over the target (≤ {TARGET_PER_MB:g} s per MB from 1 MB up, ✗): "
+          f"{', '.join(over) or 'none'}\n({len(protocols)} protocols, best of {opts.repeat} parse_reply calls per "
+          f"cell after a warm-up, CPU time, {time.perf_counter() - began:.0f} s in all)")
     return 0
 
 

@@ -81,7 +81,7 @@ def _damaged(text: str, data: st.DataObject) -> str:
     return text[:at] + text[at + 1:]
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.dictionaries(st.sampled_from(["a", "n", "b_c", "x-y.z", "ключ"]), _VALUES, max_size=5), st.data())
 def test_reading_as_json_answers_what_the_scan_answers(value: dict, data: st.DataObject) -> None:
     text = _damaged(_written(value, data), data)
@@ -132,7 +132,7 @@ def _general(skeleton: str) -> tuple[int, str] | None:
     return closed, "".join(keyed)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(st.lists(st.sampled_from(_SKELETON_PIECES), max_size=24).map(lambda pieces: "{" + "".join(pieces)),
                  st.builds(lambda value, data: _damaged(_written(value, data), data),
                            st.dictionaries(st.sampled_from(["a", "n", "b_c", "x-y.z", "ключ"]), _VALUES, max_size=5),

@@ -128,7 +128,7 @@ FRAGMENTS = ['‹tool_call›', '‹/tool_call›', '‹function=f›', '‹func
              '‹parameter=b›', '‹/parameter›', '1', ' ', '\n', '‹', 'x', '{"a": 1}', '‹function=›', '‹parameter= c ›']
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join).map(X))
 def test_fast_path_and_grammar_agree(text: str) -> None:
     """Where the canonical reader answers, it answers what the grammar does (on most fragment rows it
@@ -285,7 +285,7 @@ SKIPPING_FRAGMENTS = FRAGMENTS + ['‹/tool_call›', '‹/tool_call›\n', '  �
                                   '‹/function›\n‹/tool_call›\n']
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(SKIPPING_FRAGMENTS), max_size=14).map("".join).map(X))
 def test_the_linear_pass_and_the_grammar_agree_on_stray_tool_call_closes(text: str) -> None:
     """Where the linear pass reads a reply the grammar reads it alike; where it stops the grammar stops; and the

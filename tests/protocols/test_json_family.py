@@ -32,7 +32,7 @@ def grammar_value(text):
         return _MISSING
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.data(), st.dictionaries(TEXT, JSON_VALUES, max_size=4))
 def test_lenient_fast_path_and_grammar_agree(data, value):
     text = data.draw(lenient_text(value))
@@ -52,7 +52,7 @@ def _fast_reading_agrees_with_the_grammar(text):
         assert identical(fast, slow), (text, fast, slow)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="[]{}\"',:\\ \n\t.+-0123456789eEtTrufalsFnNoe_xab", max_size=40))
 def test_lenient_fast_path_never_reads_what_the_grammar_rejects(text):
     _fast_reading_agrees_with_the_grammar(text)
@@ -74,7 +74,7 @@ def near_misses(draw):
     return text
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(near_misses())
 def test_lenient_fast_path_never_reads_what_the_grammar_rejects_in_near_misses(text):
     _fast_reading_agrees_with_the_grammar(text)

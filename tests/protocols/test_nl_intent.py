@@ -146,7 +146,7 @@ WORDS = ["I will use ", "Use the ", "1. I'll call ", "f", "`odd name`", " tool",
          ".", ". ", "Done", '"q, c: 1"', "3.5", "10:30", "no arguments", "  "]
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=14).map("".join))
 def test_fast_path_and_grammar_agree(text: str) -> None:
     """The terminal-by-terminal reading gives what the Lark parser gives, and stops exactly where it stops."""

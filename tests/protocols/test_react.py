@@ -132,7 +132,7 @@ LINES = ["Thought: x", "Action: f", "Action: g", "Action Input: {\"a\": 1}", "Ac
          "Observation: 3", "Final Answer: ok", "prose", "", "  action input: {'b': 2}", "{\"c\": 1}", "Action:"]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(LINES), max_size=10).map("\n".join))
 def test_fast_path_and_grammar_agree(text: str) -> None:
     """The label scan reads what the grammar reads, and gives up exactly where the grammar stops."""

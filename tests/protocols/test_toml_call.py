@@ -141,7 +141,7 @@ def toml_documents(draw):
     return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(toml_documents())
 def test_tomllib_and_the_grammar_agree(text: str) -> None:
     """Where tomllib reads a document (and it holds no dates), the grammar reads the same document."""

@@ -181,7 +181,7 @@ FRAGMENTS = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f
              '‹/ns:invoke›', '‹invoke name="f"', '‹/parameter x›', '‹other›', '‹/INVOKE›']
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join).map(X))
 def test_fast_path_and_grammar_agree(text: str) -> None:
     """The regex fast path reads what the grammar reads, and gives up exactly where the grammar stops;
@@ -372,7 +372,7 @@ SPELLINGS = ['‹function_calls›', '‹/function_calls›', '‹function name=
              '&amp;', '‹', '‹param', '‹ns:function name="h"›', '‹/ns:function›', '‹function=f›', '‹/tool_name x›']
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(SPELLINGS), max_size=14).map("".join).map(X))
 def test_the_linear_pass_reads_the_other_spellings_as_the_grammar_does(text: str) -> None:
     """The linear pass reads what the grammar reads; where it stops, the grammar stops, and the bounded stretch it

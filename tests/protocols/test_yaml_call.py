@@ -168,7 +168,7 @@ def yaml_documents(draw):
     return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(yaml_documents())
 def test_libyaml_and_the_grammar_agree(text: str) -> None:
     """Where libyaml reads a document (no tags or anchors), the grammar reads the same value."""
