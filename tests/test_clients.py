@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -164,10 +163,9 @@ def test_openai_http_errors_are_client_errors_with_the_status(status):
 
 def test_openai_timeout_is_a_client_error():
     with serve([Delay(SHORT_TIMEOUT * 5, OpenAIReply("too late"))]) as server:
-        started = time.perf_counter()
         with pytest.raises(ClientError, match="timed out") as raised:
             openai_chat(server.base_url, timeout=SHORT_TIMEOUT).complete(QUESTION)
-    assert raised.value.status is None and time.perf_counter() - started < SHORT_TIMEOUT * 5
+    assert raised.value.status is None  # the client gave up: waiting would have read the reply
 
 
 def test_openai_connection_refused_is_a_client_error():

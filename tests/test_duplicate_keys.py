@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference import ref_sample_toolset
-from support.growth import assert_grows_linearly
 from toolform.sdk import parse_reply as ref_parse_reply
 from toolform_rules import ToolCall, get_protocol, parse_reply, parse_stream, protocol_ids, sample_toolset
 from toolform_rules.native_calls import parse_native
@@ -259,29 +258,3 @@ def test_the_look_never_misses_a_key_given_twice(outer: list, inner: list, liste
         assert may_repeat(value, text)
         again = reread(text)
         assert again is not None and again[0] == value and again[1]
-
-
-# --- many of them, in linear time --------------------------------------------------------------
-
-#: replies of one shape at any size, each unit a call (or an object) that writes keys twice
-_REPEATING = {
-    "json_array": ("[", '{"name": "f", "name": "f", "arguments": {"a": 1, "a": {"b": 2, "b": 3}}}, ', "{}]"),
-    "json_object": ("", '{"name": "f", "arguments": {"a": 1, "a": "x:y"}} ', ""),
-    "native": ('{"tool_calls": [', '{"function": {"name": "f", "arguments": "{\\"a\\": 1, \\"a\\": 2}"}}, ', "{}]}"),
-    "hermes": ("", '<tool_call>\n{"name": "f", "arguments": {"a": 1, "a": 2}}\n</tool_call>\n', ""),
-    "qwen3_coder_xml": ("", "<tool_call>\n<function=f>\n<parameter=a>1</parameter>\n<parameter=a>2</parameter>\n"
-                            "</function>\n</tool_call>\n", ""),
-    "one object": ("[{", '"a": 1, "a": 2, ', '"b": 0}]'),
-}
-
-
-@pytest.mark.parametrize("shape", _REPEATING)
-def test_keys_given_twice_are_found_in_linear_time(shape: str) -> None:
-    before, unit, after = _REPEATING[shape]
-    protocol_id = "json_array" if shape == "one object" else shape
-    protocol = get_protocol(protocol_id)
-    extraction = assert_grows_linearly(lambda text: protocol.parse(text, TOOLS),
-                                       lambda size: before + unit * (size // len(unit)) + after, 200_000,
-                                       context=shape)
-    if shape != "one object":
-        assert extraction.calls and all(call.duplicates for call in extraction.calls[:-1])

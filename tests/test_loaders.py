@@ -798,7 +798,7 @@ inputs = (json_ish | tool_like | tools_like | st.fixed_dictionaries({"tools": to
           | st.fixed_dictionaries({"result": st.fixed_dictionaries({"tools": tools_like})}))
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj=inputs, kind=st.sampled_from(["auto", "auto", "openai", "anthropic", "mcp", "bfcl"]))
 # found before: an OverflowError, a KeyError, an AttributeError, an OSError, a RecursionError
 @example(obj=[{"name": "f", "parameters": {"properties": {"x": {"minimum": 10 ** 400}}}}], kind="auto")

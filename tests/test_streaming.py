@@ -98,20 +98,3 @@ def test_a_closed_stream_takes_no_more_text() -> None:
 def test_an_unknown_option_is_refused_when_the_stream_is_made() -> None:
     with pytest.raises(TypeError, match="unknown options vaildate"):
         parse_stream(sample_toolset(), "json_object", vaildate=False)
-
-
-@pytest.mark.parametrize("protocol_id", ["hermes", "json_object", "xml_generic_call", "pythonic"])
-def test_a_stream_of_hostile_text_fed_a_character_at_a_time_costs_linear_time(protocol_id: str) -> None:
-    """The looks at the moments a call may close (closing tags, brackets back to balance) are budgeted: text
-    that closes a tag or a bracket at every few characters still costs time linear in its length."""
-    from support.growth import assert_grows_linearly
-
-    def feed_all(text: str) -> int:
-        stream = parse_stream(sample_toolset(), protocol_id)
-        for char in text:
-            stream.feed(char)
-        return len(stream.close().calls)
-
-    for unit in ("<a></a>", "{}", "}", ">", "[(", "<tool_call>{}</tool_call>"):
-        assert_grows_linearly(feed_all, lambda size: (unit * (size // len(unit) + 1))[:size], big=60_000,
-                              context=(protocol_id, unit))

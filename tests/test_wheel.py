@@ -71,10 +71,11 @@ def test_wheel_installs_and_validates_outside_the_source_tree(tmp_path: Path) ->
     assert "toolform_rules/rules/compiled.json" in names  # compiled by the build hook (hatch_build.py)
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # A clean venv: the runtime dependencies come from the package index, as for a user.  This venv's pip
+    # installs into it (``--python``): seeding the new venv with a pip of its own costs more than the test.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    # A clean venv: the runtime dependencies come from the package index, as for a user.
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)],
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", str(wheel)],
                    check=True, capture_output=True, text=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TOOLFORM_RULES_CACHE")}
     env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))

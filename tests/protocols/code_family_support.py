@@ -39,7 +39,7 @@ from toolform_rules.protocols.code_family import CallSyntax
 #: round-trip examples per test (CI: 300; ``CODE_FAMILY_EXAMPLES=5000`` for a long run)
 EXAMPLES = int(os.environ.get("CODE_FAMILY_EXAMPLES", "300"))
 ROUND_TRIP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-PROPERTY = settings(max_examples=max(100, EXAMPLES // 2), deadline=None, suppress_health_check=list(HealthCheck))
+PROPERTY = settings(max_examples=max(100, EXAMPLES // 3), deadline=None, suppress_health_check=list(HealthCheck))
 
 #: the characters that break naive code formats, plus ordinary ones
 NASTY = ("abcXYZ019 -_.,:;=|&+%?/#$`*!~<>()[]{}\"'\\\n\t\r"

@@ -1,25 +1,20 @@
-"""The code family reads long hostile replies in linear time (issue 10, "linear and bounded").
-
-For each protocol of the family and each shape of ``bench/hostile.py`` (prose, key_value,
-open_brackets, open_tags, call_like, huge_argument), and for floods aimed at each part of the
-readers, the cost of 500 KB is at most a small multiple of ten times the cost of 50 KB
-(``support.growth``: a ratio of the process's CPU time, never a speed; ``bench/hostile.py``
-measures the speed), and a real call written after 500 KB of open brackets is still found.
+"""The code family on long hostile replies (issue 10, "linear and bounded"): a real call written
+after 500 KB of open brackets is still found, and the budgets come from the limits passed.  That
+the work grows linearly is counted in tests/test_linear_work.py (the hostile shapes of
+``bench/hostile.py`` and floods aimed at each part of the readers); ``bench/hostile.py`` times it.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support.growth import GROWN, assert_grows_linearly
+from support.work import load_hostile
 from toolform_rules import Limits, ToolCall, sample_toolset
 from toolform_rules.protocols import get_protocol
 from toolform_rules.protocols.base import INTERNAL_ERROR
@@ -33,18 +28,7 @@ PROTOCOLS = ("python_call", "python_list_call", "bfcl_python_list", "bracket_cal
 MB = 1_000_000
 TOOLS = sample_toolset()
 CALL = ToolCall("legal_draft_v3", {"counterparty": "Acme", "value": 5, "term_months": 12})
-
-
-def _load_hostile() -> Any:
-    path = Path(__file__).resolve().parents[2] / "bench" / "hostile.py"
-    spec = importlib.util.spec_from_file_location("bench_hostile", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HOSTILE = _load_hostile()
+HOSTILE = load_hostile()
 SHAPES: tuple[str, ...] = HOSTILE.SHAPES
 
 
@@ -70,18 +54,6 @@ def no_internal_error(notes: tuple[str, ...]) -> None:
     assert not any(INTERNAL_ERROR in note for note in notes), notes
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("protocol_id", PROTOCOLS)
-def test_a_long_hostile_reply_is_read_in_linear_time(protocol_id: str, shape: str) -> None:
-    protocol = warmed(protocol_id)
-    extraction = assert_grows_linearly(lambda text: protocol.parse(text, TOOLS),
-                                       lambda size: hostile(shape, size, protocol_id), context=(protocol_id, shape))
-    no_internal_error(extraction.notes)
-    if shape == "huge_argument":  # one real call, its argument the whole reply
-        assert [c.name for c in extraction.calls] == ["legal_draft_v3"], extraction.notes
-        assert len(extraction.calls[0].arguments["counterparty"]) == GROWN
-
-
 @pytest.mark.parametrize("protocol_id", PROTOCOLS)
 def test_a_call_after_half_a_megabyte_of_open_brackets_is_found(protocol_id: str) -> None:
     protocol = warmed(protocol_id)
@@ -91,28 +63,6 @@ def test_a_call_after_half_a_megabyte_of_open_brackets_is_found(protocol_id: str
     assert [(c.name, c.arguments) for c in extraction.calls] == [(CALL.name, dict(CALL.arguments))], extraction.notes
     span = extraction.calls[0].span
     assert span is not None and span[0] > MB // 2, span
-
-
-#: floods beyond the bench's shapes, each aimed at one part of the readers: the call heads,
-#: the bracket matcher (runs of openers, alternating brackets, quotes that open no string —
-#: each used to be read again to the end of the text), candidates that never close
-FLOODS = {"list of calls opened": "[f(", "known call opened": "legal_draft_v3(", "openers": "((",
-          "empty parentheses": "()", "escaped single quotes": "'\\", "escaped double quotes": '"\\',
-          "apostrophes and a list": "it's [f(a=1) ", "s-expression opened": "(legal_draft_v3 :a ",
-          "statement opened": "SELECT legal_draft_v3(", "anonymous operation opened": "\n{ f(",
-          "marked bare word": "<|python_tag|>legal_draft_v3(x)\n", "lists of bare words": "[legal_draft_v3(x)] ",
-          "digits before parentheses": "9(", "numbers before parentheses": "999("}
-
-
-@pytest.mark.parametrize("flood", FLOODS)
-@pytest.mark.parametrize("protocol_id", PROTOCOLS)
-def test_a_long_flood_is_read_in_linear_time(protocol_id: str, flood: str) -> None:
-    protocol = warmed(protocol_id)
-    unit = FLOODS[flood]
-    extraction = assert_grows_linearly(lambda text: protocol.parse(text, TOOLS),
-                                       lambda size: "f(" + (unit * (size // len(unit) + 1))[:size],
-                                       context=(protocol_id, flood))
-    no_internal_error(extraction.notes)
 
 
 def test_a_scan_past_the_budget_is_noted() -> None:
@@ -213,7 +163,3 @@ def test_the_text_outside_the_calls_is_what_its_words_say(text, data, keep):
     start = data.draw(st.integers(0, len(text)))
     assert outside(text, spans, start=start, keep=keep) == _outside_by_words(text, spans, start, keep)
 
-
-def test_the_text_outside_the_calls_reads_a_megabyte_of_white_space_in_linear_time():
-    for make in (lambda size: " " * size + "word", lambda size: "a " * (size // 2), lambda size: "x" * size):
-        assert_grows_linearly(lambda text: outside(text, [(0, 1)]), make)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support.growth import assert_grows_linearly
+from support.work import assert_work_grows_linearly as assert_grows_linearly
 from toolform_rules.protocols.native_formats.dict_values import MAX_DEPTH, read_dict, write_dict
 
 QUOTES = ("<escape>", '<|"|>')

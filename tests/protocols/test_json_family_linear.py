@@ -1,17 +1,15 @@
-"""The JSON-family protocols read long and hostile replies in linear time (issue 10).
+"""The JSON-family protocols on long and hostile replies (issue 10).
 
-Each protocol parses the six hostile shapes of ``bench/hostile.py`` at 200 KB and 500 KB: the
-answer is checked (no call where the text holds none, the one call where it holds one, no
-internal error), and the cost of 500 KB is at most a small multiple of ten times the cost of
-50 KB (``support.growth``: a ratio of the process's CPU time, never a speed; the benchmark
-measures the speed).  The replies that once took quadratic time somewhere in the family are
-checked the same way.  A real call after 500 KB of open brackets is still found, so speed does
-not come from giving up on long input.
+Each protocol parses the six hostile shapes of ``bench/hostile.py`` at 200 KB and the answer is
+checked (no call where the text holds none, the one call where it holds one, no internal error,
+short notes).  A real call after 500 KB of open brackets is still found, so speed does not come
+from giving up on long input.  That the work grows linearly, on these shapes and on the replies
+that once took quadratic time somewhere in the family, is counted in tests/test_linear_work.py;
+``bench/hostile.py`` times it.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -25,13 +23,14 @@ from toolform_rules.protocols.json_family import value_spans
 from toolform_rules.protocols.values import _LEVELS, GROUP, INNER, TOO_DEEP, Brackets, bracket_groups
 
 from json_family_cases import MALFORMED_INPUTS, NASTY_INPUTS
-from support.growth import GROWN, assert_grows_linearly
 from support.protocol_checks import assert_total
 
 PROTOCOLS = ["json_object", "json_array", "jsonl_call", "code_block_json", "native", "slot_fill_call",
              "two_step_call", "tool_call_tags"]
 SHAPES = ["prose", "key_value", "open_brackets", "open_tags", "call_like", "huge_argument"]
-SIZES = (200_000, 500_000)
+SIZE = 200_000
+#: the size of the replies whose blocks are each noted, at most 21 notes whatever the size
+LONG = 500_000
 TOOLS = sample_toolset()
 CALL = ToolCall("legal_draft_v3", {"counterparty": "Acme", "value": 5, "term_months": 12})
 
@@ -52,7 +51,7 @@ def hostile(shape: str, size: int, protocol_id: str) -> str:
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("protocol_id", PROTOCOLS)
-def test_hostile_replies_are_read_in_linear_time(protocol_id: str, shape: str) -> None:
+def test_hostile_replies_are_answered(protocol_id: str, shape: str) -> None:
     protocol = get_protocol(protocol_id)
 
     def check(extraction: Any, size: int) -> None:
@@ -67,10 +66,7 @@ def test_hostile_replies_are_read_in_linear_time(protocol_id: str, shape: str) -
             assert extraction.calls == (), [(c.name, c.span) for c in extraction.calls[:3]]
             assert not extraction.compliant
 
-    small, big = SIZES
-    check(protocol.parse(hostile(shape, small, protocol_id), TOOLS), small)
-    check(assert_grows_linearly(lambda text: protocol.parse(text, TOOLS), lambda size: hostile(shape, size, protocol_id),
-                                big, context=(protocol_id, shape)), big)
+    check(protocol.parse(hostile(shape, SIZE, protocol_id), TOOLS), SIZE)
 
 
 @pytest.mark.parametrize("text", NASTY_INPUTS + MALFORMED_INPUTS, ids=range(len(NASTY_INPUTS + MALFORMED_INPUTS)))
@@ -81,21 +77,10 @@ def test_nasty_and_malformed_replies_are_answered(protocol_id: str, text: str) -
 
 
 #: replies of one shape at any size, ``(before, unit, after)``: the unit repeated to the size;
-#: each of the runs once took quadratic time somewhere in the family
-GROWING = {"open brackets": ("", "[", ""), "open braces": ("", "{", ""), "closers then openers": ("", "][", ""),
-           "open names": ("", '{"name": ', ""), "empty tags": ("", "<tool_call>", ""), "empty fences": ("", "```", ""),
-           "an open string": ('{"a": "', "x", ""), "open arrays in an object": ("{", '"a": [', ""),
-           "tags opening objects": ("", "<tool_call>{", ""), "fences opening objects": ("", "```json\n{", ""),
-           "lines opening objects": ("", "a\n{", ""), "open strings": ("", '{"a": "', ""),
-           "quotes": ("", "'", ""), "double quotes": ("", '"', ""), "backslashes": ("", "\\", ""),
-           "calls": ("", '{"name": "f", "arguments": {"a": 1}}\n', ""),
-           # once a value has run to the end of the reply, each later block ends at its first marker
-           "values after a break": ('<tool_call>{"a": </tool_call><tool_call>', "[1] ", "</tool_call>"),
+#: once a value has run to the end of the reply, each later block ends at its first marker
+GROWING = {"values after a break": ('<tool_call>{"a": </tool_call><tool_call>', "[1] ", "</tool_call>"),
            "tags in strings": ('<tool_call>["', '</tool_call><tool_call>["x', ""),
            "tags in open strings": ('<tool_call>{"a": "', '</tool_call><tool_call>{"a": "x', "")}
-#: the same, for code_block_json's fences
-GROWING_FENCED = {"fenced values after a break": ('```json\n{"a": ```\n```json\n', "[1] ", "```"),
-                  "fences in strings": ('```json\n["', '```\n```json\n["x', "")}
 
 
 def growing(shape: tuple[str, str, str]) -> Any:
@@ -103,25 +88,9 @@ def growing(shape: tuple[str, str, str]) -> Any:
     return lambda size: before + unit * (size // len(unit)) + after
 
 
-@pytest.mark.parametrize("shape", GROWING)
-@pytest.mark.parametrize("protocol_id", PROTOCOLS)
-def test_the_replies_that_once_took_quadratic_time_grow_linearly(protocol_id: str, shape: str) -> None:
-    protocol = get_protocol(protocol_id)
-    extraction = assert_grows_linearly(protocol.parse, growing(GROWING[shape]), context=(protocol_id, shape))
-    assert not any(INTERNAL_ERROR in note for note in extraction.notes), extraction.notes
-
-
-@pytest.mark.parametrize("shape", GROWING_FENCED)
-def test_fenced_blocks_after_a_value_that_runs_to_the_end_grow_linearly(shape: str) -> None:
-    """Each block is read once, and so is each value in it."""
-    extraction = assert_grows_linearly(get_protocol("code_block_json").parse, growing(GROWING_FENCED[shape]),
-                                       context=shape)
-    assert extraction.calls == () and extraction.notes and len(extraction.notes) <= 21
-
-
 @pytest.mark.parametrize("shape", ["values after a break", "tags in strings", "tags in open strings"])
 def test_tagged_blocks_after_a_value_that_runs_to_the_end_are_noted_briefly(shape: str) -> None:
-    extraction = get_protocol("tool_call_tags").parse(growing(GROWING[shape])(GROWN))
+    extraction = get_protocol("tool_call_tags").parse(growing(GROWING[shape])(LONG))
     assert extraction.calls == () and extraction.notes and len(extraction.notes) <= 21
 
 
@@ -216,14 +185,6 @@ def test_the_groups_inside_a_group_too_deep_are_the_outermost_complete_ones() ->
     closed = text + "]" * 3  # the group from the ninth bracket closes within four levels: it is the one
     assert list(bracket_groups(closed, depth=4)) == [(0, len(closed), TOO_DEEP), (8, len(closed), INNER)]
 
-
-@pytest.mark.parametrize("shape", [("{", "[]", ""), ("", "[{", ""), ("{", '"",', ""), ("", '[{"a":', ""),
-                                   ("{", "[" * 9 + "]" * 9, "}")], ids=str)
-def test_scanning_is_linear_in_the_number_of_brackets(shape: tuple[str, str, str]) -> None:
-    """One group of a million brackets of each hostile kind: no step of Python per bracket."""
-    spans = assert_grows_linearly(lambda text: value_spans(text, depth=128), growing(shape), context=shape)
-    text = growing(shape)(GROWN)
-    assert re.fullmatch(r"[\[{]", text[spans[0][0]]) if spans else True
 
 def test_a_group_pattern_is_compiled_when_first_asked_for_and_kept() -> None:
     """``Brackets.group[k]`` (a group of at most k levels as one match) is compiled on first use (a

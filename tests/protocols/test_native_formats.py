@@ -142,7 +142,7 @@ def test_any_text_is_read_without_an_exception(protocol_id: str, text: str) -> N
 
 @pytest.mark.parametrize("protocol_id", NATIVE)
 def test_many_unfinished_calls_are_read_in_linear_time(protocol_id: str) -> None:
-    from support.growth import assert_grows_linearly
+    from support.work import assert_work_grows_linearly as assert_grows_linearly
 
     opening = get_protocol(protocol_id).render_calls([ToolCall("get_weather", {"city": "x"})])[:40]
     assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
@@ -193,7 +193,7 @@ def test_a_reply_of_unclosed_tags_and_objects_is_read_in_linear_time(protocol_id
     """Many starts of a JSON object that never closes: each failure costs what it read, not a count of the
     lines before it (json's own error would), so the reply is linear (granite_json_array and llama3_json
     were quadratic here)."""
-    from support.growth import assert_grows_linearly
+    from support.work import assert_work_grows_linearly as assert_grows_linearly
 
     unit = '<tool_call> get_weather {"city": '
     assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
@@ -255,7 +255,7 @@ def test_a_value_on_lines_of_its_own_is_trimmed_as_the_entry_says(protocol_id: s
 def test_a_value_read_to_a_far_closing_literal_is_read_once(protocol_id: str) -> None:
     """Many calls begun, their values running to one closing literal at the end, none finished: each later
     candidate's search for the closing literal is the finder's answer, not a search again."""
-    from support.growth import assert_grows_linearly
+    from support.work import assert_work_grows_linearly as assert_grows_linearly
 
     before, close, _ = _parameter_pieces(protocol_id)
     assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
