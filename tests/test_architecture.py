@@ -1,14 +1,16 @@
 """The package's layout shows its architecture, and no module imports itself through others.
 
 Every import counts, those inside functions too (an import deferred to keep start-up fast
-is still a dependency); only imports under ``if TYPE_CHECKING:`` are left out, since they
-never run.  An edge to a package is an edge to its ``__init__``.
+is still a dependency); imports under ``if TYPE_CHECKING:`` are counted by the stricter check
+that issue 29 asks for (a cycle a reader must hold in mind is a cycle, whether or not it runs).  An edge to a package is an edge to its ``__init__``.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 import toolform_rules
 
@@ -27,11 +29,11 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST) -> list[ast.ImportFrom | ast.Import]:
+def _imports(tree: ast.AST, type_checking: bool = False) -> list[ast.ImportFrom | ast.Import]:
     found: list[ast.ImportFrom | ast.Import] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node):
             for child in node.orelse:
                 visit(child)
             return
@@ -44,13 +46,13 @@ def _imports(tree: ast.AST) -> list[ast.ImportFrom | ast.Import]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the package's modules it imports."""
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
+    """module -> the package's modules it imports (also under ``TYPE_CHECKING`` when asked)."""
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8")), type_checking):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -113,17 +115,30 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_the_layout_groups_the_engine_the_schema_side_protocols_and_policies() -> None:
+def test_the_layout_shows_the_flow_from_reply_text_to_report() -> None:
     subpackages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
-    assert subpackages == ["batch", "cli", "clients", "engine", "guard", "policy", "protocols", "schema"]
+    assert subpackages == ["batch", "cli", "engine", "guard", "loop", "policy", "replies", "schema"]
     graph = import_graph()
-    schema_side = {m for m in graph if m.startswith(f"{NAME}.schema.")}
+
+    def edges(source: str, *targets: str) -> set[str]:
+        return {t for m in graph if m.startswith(f"{NAME}.{source}") for t in graph[m]
+                if t.startswith(tuple(f"{NAME}.{target}" for target in targets))}
+
     # the schema side is read by the engine, never the other way round
-    assert not {t for m in schema_side for t in graph[m] if t.startswith(f"{NAME}.engine")}
-    # the clients know nothing of the loop, the engine or the protocols that use them
-    clients = {m for m in graph if m.startswith(f"{NAME}.clients")}
-    assert not {t for m in clients for t in graph[m] if t.startswith((f"{NAME}.loop", f"{NAME}.engine",
-                                                                        f"{NAME}.protocols"))}
+    assert not edges("schema", "engine", "policy", "replies")
+    # the engine applies rules; replies are read before it
+    assert not edges("engine", "replies", "loop", "batch", "cli")
+    # the clients know nothing of the loop that uses them, the engine or the reply formats
+    assert not edges("loop.clients", "loop.call_loop", "engine", "replies.formats")
     # batches run the library's verbs; only the command line runs batches
     batch = {m for m in graph if m.startswith(f"{NAME}.batch")}
-    assert {m for m in graph if m not in batch and any(t in batch for t in graph[m])} == {f"{NAME}.cli.parser"}
+    assert {m for m in graph if m not in batch and any(t in batch for t in graph[m])} <= {
+        m for m in graph if m.startswith(f"{NAME}.cli")}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29, open: engine.verbs applies policies and the engine's modules "
+                                        "import each other through TYPE_CHECKING")
+def test_no_cycle_even_through_type_checking_imports_and_policies_above_the_engine() -> None:
+    graph = import_graph(type_checking=True)
+    assert cycles(graph) == []
+    assert not {t for m in graph if m.startswith(f"{NAME}.engine") for t in graph[m] if t.startswith(f"{NAME}.policy")}

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from toolform_rules import CallLoop, load_tools, parse_reply, sample_toolset, validate_arguments
-from toolform_rules.clients import StubClient
+from toolform_rules.loop.clients import StubClient
 from toolform_rules.engine.verbs import validate_instance
 from toolform_rules.errors import LoaderError
-from toolform_rules.loop import RESULT_HEADER
+from toolform_rules.loop.call_loop import RESULT_HEADER
 from toolform_rules.schema.patterns import bad_patterns, ecma_to_regex, pattern_error
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from toolform_rules import CallLoop, load_policy, load_tools, sample_toolset, validate_arguments
-from toolform_rules.clients import StubClient
+from toolform_rules.loop.clients import StubClient
 from toolform_rules.cli import main
 
 OLD = """policy: deals

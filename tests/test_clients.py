@@ -13,9 +13,9 @@ import pytest
 from support.wire_server import (AnthropicReply, Delay, HttpError, OpenAIReply, ToolCall, closed_port_url, serve,
                                  text_block, thinking_block, tool_use_block)
 from toolform_rules import sample_toolset
-from toolform_rules.clients import ChatClient, ClientError, NativeCall
-from toolform_rules.clients.anthropic_chat import AnthropicChat
-from toolform_rules.clients.openai_chat import OpenAIChat
+from toolform_rules.loop.clients import ChatClient, ClientError, NativeCall
+from toolform_rules.loop.clients.anthropic_chat import AnthropicChat
+from toolform_rules.loop.clients.openai_chat import OpenAIChat
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")

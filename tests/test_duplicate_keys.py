@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from reference import ref_sample_toolset
 from toolform.sdk import parse_reply as ref_parse_reply
 from toolform_rules import ToolCall, get_protocol, parse_reply, parse_stream, protocol_ids, sample_toolset
-from toolform_rules.native_calls import parse_native
-from toolform_rules.protocols.duplicates import may_repeat, reread
+from toolform_rules.replies.provider_calls import parse_native
+from toolform_rules.replies.formats.duplicates import may_repeat, reread
 
 TOOLS = sample_toolset()
 NAME = "legal_draft_v3"

@@ -10,7 +10,7 @@ import pytest
 
 from toolform_rules import CallLoop, load_tools, sample_toolset
 from toolform_rules.cli import main
-from toolform_rules.clients import StubClient
+from toolform_rules.loop.clients import StubClient
 from toolform_rules.guard import scan_toolset
 from toolform_rules.guard.sarif import to_sarif
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolform_rules import CallLoop, load_policy, load_tools, parse_native, sample_toolset
-from toolform_rules.clients import ChatReply, ClientError, NativeCall, StubClient
-from toolform_rules.loop import RESULT_HEADER, schema_spelling
+from toolform_rules.loop.clients import ChatReply, ClientError, NativeCall, StubClient
+from toolform_rules.loop.call_loop import RESULT_HEADER, schema_spelling
 from toolform_rules.policy.records import DecisionLog
 
 VALID = '{"name": "legal_draft_v3", "arguments": {"counterparty": "Acme", "value": 10, "term_months": 12}}'
@@ -280,7 +280,7 @@ def test_any_scripted_run_ends_well(kinds, on_invalid, max_steps, raises) -> Non
     """Whatever the model says and however the executor behaves: no exception, a known ending, no more steps
     than allowed, an executor run only for a valid call (or any known tool's call with "execute"), one line
     sent back per call, and nothing run in a step that stopped the run."""
-    from toolform_rules.loop import STOPPED
+    from toolform_rules.loop.call_loop import STOPPED
 
     replies = [ConnectionError("refused") if k == "fails" else REPLY_KINDS[k] for k in kinds]
     ran = []
@@ -326,7 +326,7 @@ def test_no_run_gives_an_executor_a_value_json_does_not_hold(kinds, on_invalid, 
     lone surrogate) never reaches an executor; a dry run stops only at a call that would run; the result and what
     the model is sent are strict JSON in UTF-8."""
     from toolform_rules.jsonvalues import first_not_json
-    from toolform_rules.loop import STOPPED
+    from toolform_rules.loop.call_loop import STOPPED
 
     replies = [ConnectionError("refused") if k == "fails" else {**REPLY_KINDS, **NOT_JSON_REPLIES}[k] for k in kinds]
     ran = []

@@ -15,7 +15,7 @@ from support.wire_server import (AnthropicReply, Delay, HttpError, OpenAIReply, 
 from test_clients import anthropic_chat, openai_chat
 from toolform_rules import CallLoop, load_policy, sample_toolset
 from toolform_rules.cli import main
-from toolform_rules.loop import RESULT_HEADER
+from toolform_rules.loop.call_loop import RESULT_HEADER
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")

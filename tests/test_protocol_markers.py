@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from support.recovery import cases
 from toolform_rules import ToolCall, get_protocol, parse_reply, protocol_ids, sample_toolset
-from toolform_rules.protocols import REGISTRY
+from toolform_rules.replies.formats import REGISTRY
 
 TOOLS = sample_toolset()
 ENGINE_CASES = pathlib.Path(__file__).parent / "data" / "replies" / "engine_cases.jsonl"

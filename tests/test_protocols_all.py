@@ -21,7 +21,7 @@ from support import bfcl
 from support.compare import identical
 from support.protocol_checks import assert_round_trip, assert_total
 from toolform_rules import ToolCall, get_protocol, load_tools, protocol_ids, sample_toolset
-from toolform_rules.protocols.slot_fill_call import TYPE_PLACEHOLDERS
+from toolform_rules.replies.formats.json_family.slot_fill_call import TYPE_PLACEHOLDERS
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 
 EXAMPLES = int(os.environ.get("ROUND_TRIP_EXAMPLES", "150"))

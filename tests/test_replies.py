@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolform_rules import load_tools, parse_reply, sample_toolset
-from toolform_rules.replies import declares_no_call, remove_reasoning, renest
+from toolform_rules.replies.parse import declares_no_call, remove_reasoning, renest
 
 FLIGHTS = load_tools([{"name": "book_flight", "parameters": {"type": "object", "properties": {
     "passenger": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},

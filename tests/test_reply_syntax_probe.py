@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from toolform_rules import Limits, parse_reply, sample_toolset
-from toolform_rules.protocols import REGISTRY, lenient_order
-from toolform_rules.protocols import protocol_ids
+from toolform_rules.replies.formats import REGISTRY, lenient_order
+from toolform_rules.replies.formats import protocol_ids
 
 CALL = '<tool_call>{"name": "legal_draft_v3", "arguments": {"counterparty": "A", "value": 1, "term_months": 2}}' \
        '</tool_call>'

@@ -19,18 +19,18 @@ import toolform_rules
 from test_architecture import cycles, import_graph
 
 #: Libraries and parts of the package that a plain validation has no use for.
-HEAVY = ("lark", "re2", "toolform_rules.policy", "toolform_rules.protocols", "toolform_rules.grammar",
-         "toolform_rules.replies")
+HEAVY = ("lark", "re2", "toolform_rules.policy", "toolform_rules.replies.formats", "toolform_rules.grammar",
+         "toolform_rules.replies.parse")
 
 #: What reading a reply that is strict JSON has no use for: Lark (and the regex engine it loads),
 #: RE2, the YAML reader and cattrs (the built-in rules come from the rule cache), the policy machinery.
 NOT_FOR_A_JSON_REPLY = ("lark", "regex", "re2", "yaml", "cattrs", "toolform_rules.policy")
 #: The protocol modules a json_object reply needs: the interface, the protocol, the shared value readers
 #: and the text-value typing that ``replies`` imports.
-JSON_OBJECT_MODULES = {"toolform_rules.protocols", "toolform_rules.protocols.base", "toolform_rules.protocols.json_object",
-                       "toolform_rules.protocols.json_family", "toolform_rules.protocols.reading",
-                       "toolform_rules.protocols.values", "toolform_rules.protocols.text_values",
-                       "toolform_rules.protocols.duplicates"}
+JSON_OBJECT_MODULES = {"toolform_rules.replies.formats", "toolform_rules.replies.formats.base", "toolform_rules.replies.formats.json_family.json_object",
+                       "toolform_rules.replies.formats.json_family.shared", "toolform_rules.replies.formats.reading",
+                       "toolform_rules.replies.formats.values", "toolform_rules.replies.formats.text_values",
+                       "toolform_rules.replies.formats.duplicates"}
 #: The protocols that carry calls as JSON: a well-formed reply is read by ``json.loads``, never the grammar.
 JSON_FAMILY = ("json_object", "json_array", "jsonl_call", "code_block_json", "native", "tool_call_tags",
                "two_step_call", "slot_fill_call")
@@ -126,14 +126,14 @@ def test_a_json_object_reply_that_is_json_is_read_without_lark(tmp_path: Path) -
     loaded_after(SESSION, env)  # writes the rule cache, as any earlier process would have
     modules = loaded_after(SESSION, env)
     assert not_for_a_json_reply(modules) == []
-    assert {m for m in modules if m.startswith("toolform_rules.protocols")} == JSON_OBJECT_MODULES
+    assert {m for m in modules if m.startswith("toolform_rules.replies.formats")} == JSON_OBJECT_MODULES
 
 
 def test_a_json_object_reply_that_is_json_compiles_no_bracket_pattern(tmp_path: Path) -> None:
     """The patterns that match nested groups are compiled when a reply first needs one; a reply
     ``json.loads`` reads needs none.  And "did you mean" (difflib) loads only for a mistake."""
     env = {"TOOLFORM_RULES_CACHE": str(tmp_path)}
-    check = ("\nfrom toolform_rules.protocols.values import brackets\n"
+    check = ("\nfrom toolform_rules.replies.formats.values import brackets\n"
              "assert dict(brackets('{[', '}]').group) == {0: None}, sorted(brackets('{[', '}]').group)\n")
     loaded_after(SESSION, env)
     assert "difflib" not in loaded_after(SESSION + check, env)
@@ -163,7 +163,7 @@ def test_the_json_family_reads_well_formed_replies_without_lark(tmp_path: Path) 
     loaded_after(code, env)
     modules = loaded_after(code, env)
     assert not_for_a_json_reply(modules) == []
-    assert {f"toolform_rules.protocols.{p}" for p in JSON_FAMILY} <= modules
+    assert {f"toolform_rules.replies.formats.{p}" for p in JSON_FAMILY} <= modules
 
 
 def test_a_transformer_is_defined_and_made_without_lark() -> None:
@@ -177,8 +177,8 @@ def test_a_transformer_is_defined_and_made_without_lark() -> None:
 
 def test_a_transformer_transforms_with_lark_and_stays_of_its_class() -> None:
     from toolform_rules.grammar import parse
-    from toolform_rules.protocols.json_family import Values
-    from toolform_rules.protocols.values import JsonValues
+    from toolform_rules.replies.formats.json_family.shared import Values
+    from toolform_rules.replies.formats.values import JsonValues
 
     class Outer(Values):
         def start(self, items: list) -> list:

@@ -28,15 +28,15 @@ _EXPORTS: dict[str, str] = {
     "Limits": ".limits", "PolicyLimits": ".limits",
     "load_tools": ".schema.loaders", "tool": ".schema.python_tools",
     "Policy": ".policy", "load_policy": ".policy",
-    "UnknownProtocolError": ".protocols", "get_protocol": ".protocols", "protocol_ids": ".protocols",
-    "ParsedCall": ".replies", "ParsedReply": ".replies", "parse_reply": ".replies",
-    "ReplyStream": ".streaming", "StreamEvent": ".streaming", "parse_stream": ".streaming",
+    "UnknownProtocolError": ".replies.formats", "get_protocol": ".replies.formats", "protocol_ids": ".replies.formats",
+    "ParsedCall": ".replies.parse", "ParsedReply": ".replies.parse", "parse_reply": ".replies.parse",
+    "ReplyStream": ".replies.stream", "StreamEvent": ".replies.stream", "parse_stream": ".replies.stream",
     "Finding": ".engine.report", "ValidationReport": ".engine.report",
     "builtin_rules": ".engine.rule_files", "load_rules": ".engine.rule_files",
     "RuleSet": ".engine.rules",
     "sample_tool": ".samples", "sample_toolset": ".samples",
     "Toolset": ".schema.toolset",
-    "CallLoop": ".loop", "LoopResult": ".loop", "parse_native": ".native_calls",
+    "CallLoop": ".loop.call_loop", "LoopResult": ".loop.call_loop", "parse_native": ".replies.provider_calls",
 }
 
 if TYPE_CHECKING:  # what the names are, for type checkers (never run)
@@ -51,16 +51,16 @@ if TYPE_CHECKING:  # what the names are, for type checkers (never run)
     from .schema.loaders import load_tools
     from .schema.python_tools import tool
     from .policy import Policy, load_policy
-    from .protocols import UnknownProtocolError, get_protocol, protocol_ids
-    from .replies import ParsedCall, ParsedReply, parse_reply
-    from .streaming import ReplyStream, StreamEvent, parse_stream
+    from .replies.formats import UnknownProtocolError, get_protocol, protocol_ids
+    from .replies.parse import ParsedCall, ParsedReply, parse_reply
+    from .replies.stream import ReplyStream, StreamEvent, parse_stream
     from .engine.report import Finding, ValidationReport
     from .engine.rule_files import builtin_rules, load_rules
     from .engine.rules import RuleSet
     from .samples import sample_tool, sample_toolset
     from .schema.toolset import Toolset
-    from .loop import CallLoop, LoopResult
-    from .native_calls import parse_native
+    from .loop.call_loop import CallLoop, LoopResult
+    from .replies.provider_calls import parse_native
 
 __all__ = [
     "CallLoop", "LoopResult", "parse_native",

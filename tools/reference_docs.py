@@ -28,7 +28,7 @@ REFERENCE_ORDER = ("study", "sdk", "jsonschema", *NORMALISATION_PROFILES)
 
 def native_markdown() -> str:
     """The model-native formats' reference of ``docs/protocols.md``: generated from the catalogue."""
-    from toolform_rules.protocols import get_protocol, protocol_ids
+    from toolform_rules.replies.formats import get_protocol, protocol_ids
 
     out: list[str] = []
     for protocol_id in protocol_ids("native"):
@@ -45,7 +45,7 @@ def protocols_markdown() -> str:
     """The per-protocol reference of ``docs/protocols.md``: generated from the registry."""
     import inspect
 
-    from toolform_rules.protocols import get_protocol, protocol_ids
+    from toolform_rules.replies.formats import REGISTRY, get_protocol, protocol_ids
 
     out: list[str] = []
     for protocol_id in protocol_ids():
@@ -59,7 +59,7 @@ def protocols_markdown() -> str:
         values = "text, typed from the tool's schema" if info.text_values else "typed by the syntax itself"
         out += [f"### `{protocol_id}` — {info.name}", "", info.description, "",
                 f"- grammar: [`grammars/{protocol_id}.lark`](../grammars/{protocol_id}.lark); "
-                f"module: `toolform_rules/protocols/{protocol_id}.py`",
+                f"module: `toolform_rules/replies/formats/{REGISTRY[protocol_id].module.replace('.', '/')}.py`",
                 f"- values: {values}; several calls in one reply: {'yes' if info.parallel else 'no'}", ""]
         if body:
             out += [body, ""]

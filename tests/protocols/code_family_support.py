@@ -32,9 +32,9 @@ from support.compare import identical
 from support.protocol_checks import assert_calls, assert_total, read_calls
 from toolform_rules import ToolCall, Toolset, load_tools, sample_toolset
 from toolform_rules.schema.ir import Schema
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import Protocol
-from toolform_rules.protocols.code_family import CallSyntax
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.base import Protocol
+from toolform_rules.replies.formats.code_family.shared import CallSyntax
 
 #: round-trip examples per test (CI: 300; ``CODE_FAMILY_EXAMPLES=5000`` for a long run)
 EXAMPLES = int(os.environ.get("CODE_FAMILY_EXAMPLES", "300"))

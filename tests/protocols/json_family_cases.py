@@ -20,7 +20,7 @@ from support.bfcl import function_docs
 from support.protocol_checks import as_pipeline_reads
 from toolform_rules.calls import ToolCall
 from toolform_rules.limits import Limits
-from toolform_rules.protocols.base import Protocol
+from toolform_rules.replies.formats.base import Protocol
 from toolform_rules.schema.names import canonical_name
 from toolform_rules.samples import SAMPLE_TOOL_JSON
 

@@ -12,9 +12,9 @@ from text_family_support import (ROUND_TRIP, SAMPLE, TEXT, assert_fast_path_agre
 
 from toolform_rules import ToolCall, parse_reply
 from toolform_rules.limits import DEFAULT_LIMITS
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.cli_call import quote_word, unquote_word
-from toolform_rules.protocols.text_family import value_text
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.text_family.cli_call import quote_word, unquote_word
+from toolform_rules.replies.formats.text_family.shared import value_text
 
 P = get_protocol("cli_call")
 

@@ -10,7 +10,7 @@ from json_family_cases import (JSON_VALUES, MALFORMED_INPUTS, NASTY_INPUTS, bfcl
                                lenient_text, reference_pairs, sample_calls)
 from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules.calls import ToolCall
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 
 PROTOCOL = get_protocol("code_block_json")
 

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from support.work import load_hostile
 from toolform_rules import Limits, ToolCall, sample_toolset
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.base import INTERNAL_ERROR
-from toolform_rules.protocols.code_family import BLANK, PY_QUOTING, Closer, Quoting, outside
-from toolform_rules.protocols.graphql_call import GQL_QUOTING
-from toolform_rules.protocols.sexpr_call import SEXPR_QUOTING
-from toolform_rules.protocols.sql_call import SQL_QUOTING
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.base import INTERNAL_ERROR
+from toolform_rules.replies.formats.code_family.shared import BLANK, PY_QUOTING, Closer, Quoting, outside
+from toolform_rules.replies.formats.code_family.graphql_call import GQL_QUOTING
+from toolform_rules.replies.formats.code_family.sexpr_call import SEXPR_QUOTING
+from toolform_rules.replies.formats.code_family.sql_call import SQL_QUOTING
 
 PROTOCOLS = ("python_call", "python_list_call", "bfcl_python_list", "bracket_call", "graphql_call", "sql_call",
              "sexpr_call", "python_tag")

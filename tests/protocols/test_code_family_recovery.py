@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_total
 from toolform_rules import Limits, ToolCall
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import (RECOVERY_NOTES, RECOVERY_SPENT, Budget, PythonValues, caps,
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.code_family.shared import (RECOVERY_NOTES, RECOVERY_SPENT, Budget, PythonValues, caps,
                                                   grammar_read, recover_calls)
 
 #: the protocols that read Python calls, and how each writes a reply of calls (``body``: the calls

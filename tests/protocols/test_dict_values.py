@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.work import assert_work_grows_linearly as assert_grows_linearly
-from toolform_rules.protocols.native_formats.dict_values import MAX_DEPTH, read_dict, write_dict
+from toolform_rules.replies.model_formats.dict_values import MAX_DEPTH, read_dict, write_dict
 
 QUOTES = ("<escape>", '<|"|>')
 _TRICKY = ["a", "Acme Holdings", " ", "\n", "\t", "\u00a0", "\x01", "\x00", '"', "\\", "'", ",", ":", "{", "}",

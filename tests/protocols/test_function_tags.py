@@ -13,8 +13,8 @@ from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_read
 from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.markup_family import text_of
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.markup_family.shared import text_of
 
 PROTOCOL = get_protocol("function_tags")
 OWN_TAG = re.compile(r"</?(?:function|parameter)[=>]|</?tool_call>")  # the tags a value cannot hold

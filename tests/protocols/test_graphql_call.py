@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import grammar_read
-from toolform_rules.protocols.graphql_call import GraphqlValues, block_string_value
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.code_family.shared import grammar_read
+from toolform_rules.replies.formats.code_family.graphql_call import GraphqlValues, block_string_value
 
 P = get_protocol("graphql_call")
 NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")

@@ -13,9 +13,9 @@ from json_family_cases import JSON_VALUES, TEXT, lenient_text
 from support.compare import identical
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.limits import DEFAULT_LIMITS
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.json_family import _MISSING, Reply, Values, read_grammar, relocate, value_spans
-from toolform_rules.protocols.values import balanced_spans, lexes
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.json_family.shared import _MISSING, Reply, Values, read_grammar, relocate, value_spans
+from toolform_rules.replies.formats.values import balanced_spans, lexes
 
 
 class _One(Values):

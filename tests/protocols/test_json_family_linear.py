@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from toolform_rules import ToolCall, get_protocol, sample_toolset
 from toolform_rules.limits import Limits
-from toolform_rules.protocols.base import INTERNAL_ERROR
-from toolform_rules.protocols.json_family import value_spans
-from toolform_rules.protocols.values import _LEVELS, GROUP, INNER, TOO_DEEP, Brackets, bracket_groups
+from toolform_rules.replies.formats.base import INTERNAL_ERROR
+from toolform_rules.replies.formats.json_family.shared import value_spans
+from toolform_rules.replies.formats.values import _LEVELS, GROUP, INNER, TOO_DEEP, Brackets, bracket_groups
 
 from json_family_cases import MALFORMED_INPUTS, NASTY_INPUTS
 from support.protocol_checks import assert_total

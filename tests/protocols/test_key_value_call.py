@@ -16,9 +16,9 @@ from text_family_support import (ROUND_TRIP, SAMPLE, TEXT, assert_fast_path_agre
 
 from toolform_rules import ToolCall, load_tools
 from toolform_rules.limits import DEFAULT_LIMITS
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.text_family import value_text
+from toolform_rules.replies.formats.text_family.shared import value_text
 
 P = get_protocol("key_value_call")
 

@@ -12,8 +12,8 @@ from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.calls import ToolCall
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.markup_family import (calls_from_document, fenced_blocks, in_string_after,
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.markup_family.shared import (calls_from_document, fenced_blocks, in_string_after,
                                                      leftover_outside, text_of, xml_text, xml_value)
 
 GROUP = ["xml_call", "xml_generic_call", "function_tags", "react", "toml_call", "yaml_call", "nl_intent",

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from toolform_rules import ToolCall, get_protocol, load_tools, parse_reply, protocol_ids
 from toolform_rules.errors import RuleFileError
-from toolform_rules.protocols import REGISTRY
-from toolform_rules.protocols.native_formats import NativeFormat, native_formats
-from toolform_rules.protocols.native_formats.catalogue import Either, Optional_, read_catalogue
+from toolform_rules.replies.formats import REGISTRY
+from toolform_rules.replies.model_formats import NativeFormat, native_formats
+from toolform_rules.replies.model_formats.catalogue import Either, Optional_, read_catalogue
 
 ENGINE_CASES = pathlib.Path(__file__).parents[1] / "data" / "replies" / "engine_cases.jsonl"
 NATIVE = protocol_ids("native")

@@ -11,7 +11,7 @@ from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
 from toolform_rules.calls import ToolCall
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 
 PROTOCOL = get_protocol("nl_intent_structured")
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {

@@ -12,9 +12,9 @@ from text_family_support import (ROUND_TRIP, SAMPLE, TEXT, assert_fast_path_agre
 
 from toolform_rules import ToolCall
 from toolform_rules.limits import DEFAULT_LIMITS
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.pipe_call import SPECIALS
-from toolform_rules.protocols.text_family import backslash_escape, backslash_unescape, trim_field, value_text
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.text_family.pipe_call import SPECIALS
+from toolform_rules.replies.formats.text_family.shared import backslash_escape, backslash_unescape, trim_field, value_text
 
 P = get_protocol("pipe_call")
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import (PY_STRING, PythonValues, decode_python_string, grammar_read,
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.code_family.shared import (PY_STRING, PythonValues, decode_python_string, grammar_read,
                                                   py_literal, read_python)
 from toolform_rules.grammar import GrammarFailure
 

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import grammar_read, read_python
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.code_family.shared import grammar_read, read_python
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.bfcl_python_list import BfclListValues
-from toolform_rules.protocols.python_list_call import PythonListValues
+from toolform_rules.replies.formats.code_family.bfcl_python_list import BfclListValues
+from toolform_rules.replies.formats.code_family.python_list_call import PythonListValues
 
 LISTINGS = {"python_list_call": PythonListValues, "bfcl_python_list": BfclListValues}
 

@@ -10,7 +10,7 @@ from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_read
 from support.compare import equal_json, identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 
 PROTOCOL = get_protocol("react")
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {

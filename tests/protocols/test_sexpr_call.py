@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from support.compare import identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import ToolCall
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.code_family import grammar_read
-from toolform_rules.protocols.sexpr_call import SexprValues
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.code_family.shared import grammar_read
+from toolform_rules.replies.formats.code_family.sexpr_call import SexprValues
 
 P = get_protocol("sexpr_call")
 SYMBOL = re.compile(r"[^\W\d][\w.\-*/!?<>=$%&+]*")

@@ -14,10 +14,10 @@ from support.bfcl import function_docs
 from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import load_tools, sample_tool, sample_toolset
 from toolform_rules.calls import ToolCall
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.json_family import read_grammar
-from toolform_rules.protocols.slot_fill_call import TYPE_PLACEHOLDERS, skeleton
+from toolform_rules.replies.formats.json_family.shared import read_grammar
+from toolform_rules.replies.formats.json_family.slot_fill_call import TYPE_PLACEHOLDERS, skeleton
 
 PROTOCOL = get_protocol("slot_fill_call")
 

@@ -19,7 +19,7 @@ from text_family_support import (ROUND_TRIP, SAMPLE, assert_fast_path_agrees, as
 
 from toolform_rules import ToolCall
 from toolform_rules.limits import DEFAULT_LIMITS
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 
 P = get_protocol("symbolic_call")
 

@@ -12,8 +12,8 @@ from text_family_support import (ROUND_TRIP, SAMPLE, assert_fast_path_agrees, as
 
 from toolform_rules import ToolCall
 from toolform_rules.limits import DEFAULT_LIMITS
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.text_family import value_text
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.text_family.shared import value_text
 
 P = get_protocol("table_call")
 HEAD = "| tool | argument | value |\n|---|---|---|\n"

@@ -22,9 +22,9 @@ from support.compare import equal_json
 from support.protocol_checks import render
 
 from toolform_rules import ToolCall, load_tools, parse_reply
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols import cli_call, csv_call, pipe_call, symbolic_call, table_call, text_family, url_call
-from toolform_rules.protocols.text_family import split_trailing_prose
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.text_family import cli_call, csv_call, pipe_call, symbolic_call, table_call, shared as text_family, url_call
+from toolform_rules.replies.formats.text_family.shared import split_trailing_prose
 from toolform_rules.schema.ir import Schema
 
 FORMATS = ["cli_call", "csv_call", "key_value_call", "pipe_call", "symbolic_call", "table_call", "url_call"]

@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 
 from toolform_rules import ToolCall, sample_toolset
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols import cli_call, function_tags, markup_family, nl_intent
-from toolform_rules.protocols import nl_intent_structured, pipe_call, react, symbolic_call, table_call, text_family
-from toolform_rules.protocols import xml_call, xml_generic_call
-from toolform_rules.protocols.markup_family import Stopped, grammar_stop_note, grammar_terminals
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.text_family import cli_call
+from toolform_rules.replies.formats.markup_family import shared as markup_family, nl_intent
+from toolform_rules.replies.formats.markup_family import nl_intent_structured, react
+from toolform_rules.replies.formats.text_family import pipe_call, symbolic_call, table_call, shared as text_family
+from toolform_rules.replies.formats.markup_family.shared import Stopped, grammar_stop_note, grammar_terminals
 
 PROTOCOLS = ["function_tags", "xml_call", "xml_generic_call", "react", "yaml_call", "toml_call", "nl_intent",
              "nl_intent_structured", "cli_call", "csv_call", "key_value_call", "pipe_call", "symbolic_call",
@@ -244,45 +245,15 @@ FUNCTION_TAGS = ["‹tool_call›", "‹/tool_call›", "‹function=f›", "‹
                  "‹parameter= c ›", "‹function›", "‹/function=", "‹parameter=a\n", "‹tool_call", "‹/parameter x›"]
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(FUNCTION_TAGS), max_size=14).map("".join).map(X))
-def test_function_tags_pass_reads_what_the_grammar_reads(text: str) -> None:
-    fast = function_tags._scan_or_stop(text)
-    if isinstance(fast, Stopped):
-        _assert_stops_like_the_grammar(text, fast, function_tags.PROTOCOL.by_grammar, "the tags")
-    else:
-        assert function_tags._from_tree(fast, text) == function_tags._from_tree(
-            function_tags.PROTOCOL.by_grammar(text), text), text
-
-
 XML_GENERIC = ["‹call›", "‹/call›", "‹calls›", "‹/calls›", "‹tool›", "‹/tool›", "f", "‹args›", "‹/args›", "‹a›", "‹/a›",
                "‹b›", "‹item›", "‹/item›", "‹c/›", '‹arg name="x y"›', "‹/arg›", "1", " ", "\n", "&amp;", "‹",
                '‹call tool="g"›', "‹/a/›", "‹a x/›", "‹/a x›", "‹CALL›", "‹/Args ›", "‹call/›", "‹callx›", "‹tool",
                '‹calls x="1"›', "‹a ", "‹/calls", "‹args/›", "‹/tool x›", "‹/›"]
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(XML_GENERIC), max_size=16).map("".join).map(X))
-def test_xml_generic_pass_reads_what_the_grammar_reads(text: str) -> None:
-    fast = xml_generic_call._scan_or_stop(text)
-    if isinstance(fast, Stopped):
-        _assert_stops_like_the_grammar(text, fast, xml_generic_call.PROTOCOL.by_grammar, "the XML")
-    else:
-        assert xml_generic_call._from_tree(fast, text) == xml_generic_call._from_tree(
-            xml_generic_call.PROTOCOL.by_grammar(text), text), text
-
-
 XML_CALL = ['‹function_calls›', '‹/function_calls›', '‹invoke name="f"›', '‹invoke›', '‹/invoke›',
             '‹parameter name="a"›', '‹/parameter›', '‹parameter/›', 'text', ' ', '\n', '‹', '‹invoke name="f"',
             '‹/parameter x›', '‹other›', '‹/INVOKE›']
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(XML_CALL), max_size=14).map("".join).map(X))
-def test_xml_call_stops_where_the_grammar_stops(text: str) -> None:
-    fast = xml_call._scan_or_stop(text)
-    if isinstance(fast, Stopped):
-        _assert_stops_like_the_grammar(text, fast, xml_call.PROTOCOL.by_grammar, "the XML")
 
 
 REACT = ["Thought: x", "Action: f", "Action Input: {\"a\": 1}", "Action Input:", "**Action:** f", "Observation: 3",

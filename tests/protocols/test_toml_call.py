@@ -14,9 +14,9 @@ from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, j
 from support.compare import equal_json, identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.toml_call import by_grammar, read_rendered, toml_key, toml_string, toml_value
+from toolform_rules.replies.formats.markup_family.toml_call import by_grammar, read_rendered, toml_key, toml_string, toml_value
 
 PROTOCOL = get_protocol("toml_call")
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {

@@ -12,10 +12,10 @@ from support.bfcl import function_docs
 from support.protocol_checks import as_pipeline_reads, assert_calls, assert_round_trip, assert_total, read_calls
 from toolform_rules import sample_toolset
 from toolform_rules.calls import ToolCall
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.json_family import read_grammar
-from toolform_rules.protocols.two_step_call import NAME_LINE
+from toolform_rules.replies.formats.json_family.shared import read_grammar
+from toolform_rules.replies.formats.json_family.two_step_call import NAME_LINE
 
 PROTOCOL = get_protocol("two_step_call")
 TOOLS = sample_toolset()

@@ -13,8 +13,8 @@ from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, assert_read
 from support.compare import equal_json
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.protocols import get_protocol
-from toolform_rules.protocols.markup_family import text_of, xml_text, xml_value
+from toolform_rules.replies.formats import get_protocol
+from toolform_rules.replies.formats.markup_family.shared import text_of, xml_text, xml_value
 
 PROTOCOL = get_protocol("xml_call")
 # what starts like a tag of the format (a name that is one is no legacy argument's)

@@ -12,10 +12,10 @@ from markup_family_support import (CALL_SETTINGS, NASTY, SAMPLE_DOC, calls_on, j
 from support.compare import equal_json, identical
 from support.protocol_checks import assert_calls, assert_round_trip, assert_total, read_calls
 
-from toolform_rules.protocols import get_protocol
+from toolform_rules.replies.formats import get_protocol
 from toolform_rules.grammar import GrammarFailure
-from toolform_rules.protocols.markup_family import UNREAD
-from toolform_rules.protocols.yaml_call import by_grammar, by_libyaml, resolve, yaml_flow, yaml_key, yaml_string
+from toolform_rules.replies.formats.markup_family.shared import UNREAD
+from toolform_rules.replies.formats.markup_family.yaml_call import by_grammar, by_libyaml, resolve, yaml_flow, yaml_key, yaml_string
 
 PROTOCOL = get_protocol("yaml_call")
 DOCS = [SAMPLE_DOC, {"name": "f", "parameters": {"type": "object", "properties": {

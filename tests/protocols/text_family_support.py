@@ -31,7 +31,7 @@ from support.protocol_checks import assert_calls, read_calls
 from toolform_rules import ToolCall, Toolset, sample_toolset
 from toolform_rules.grammar import GrammarFailure
 from toolform_rules.schema.ir import Schema
-from toolform_rules.protocols.base import Protocol
+from toolform_rules.replies.formats.base import Protocol
 
 #: round-trip examples per test (CI: 300; ``TEXT_FAMILY_EXAMPLES=5000`` for a long run)
 EXAMPLES = int(os.environ.get("TEXT_FAMILY_EXAMPLES", "300"))

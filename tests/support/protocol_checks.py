@@ -11,8 +11,8 @@ import inspect
 from typing import Any, Sequence
 
 from toolform_rules import ToolCall, Toolset
-from toolform_rules.protocols.base import INTERNAL_ERROR, Extraction, Protocol, RawCall
-from toolform_rules.protocols.text_values import type_values
+from toolform_rules.replies.formats.base import INTERNAL_ERROR, Extraction, Protocol, RawCall
+from toolform_rules.replies.formats.text_values import type_values
 
 from .compare import Compare, identical, same_calls
 

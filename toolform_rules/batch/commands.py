@@ -292,7 +292,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     _check_engine(args)
     sources, tools = _sources(args)
     if args.protocol is not None:
-        from ..protocols import get_protocol
+        from ..replies.formats import get_protocol
 
         get_protocol(args.protocol)
     from .jobs import GradeJob

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import attrs
 
 from ..engine.verbs import normalize_call
-from ..replies import ParsedCall
+from ..replies.parse import ParsedCall
 from ..schema.names import canonical_name
 from ..schema.toolset import Toolset
 

@@ -25,7 +25,7 @@ from ..engine.verbs import validate_arguments
 from ..errors import ToolformRulesError
 from ..jsonvalues import strict_json
 from ..limits import DEFAULT_LIMITS, Limits
-from ..replies import ParsedCall, ParsedReply, parse_reply
+from ..replies.parse import ParsedCall, ParsedReply, parse_reply
 from ..schema.loaders import load_tools
 from ..schema.toolset import Toolset
 from .expected import ExpectedError, match_calls, read_expected

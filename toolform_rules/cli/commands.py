@@ -71,7 +71,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from ..replies import parse_reply
+    from ..replies.parse import parse_reply
 
     ruleset = _rules(args)
     tools = _tools(args)
@@ -137,7 +137,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_protocols(args: argparse.Namespace) -> int:
-    from ..protocols import get_protocol, protocol_ids
+    from ..replies.formats import get_protocol, protocol_ids
 
     call = DEMO_PROTOCOL_CALL
     blocks = []
@@ -165,7 +165,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    from ..loop import CallLoop
+    from ..loop.call_loop import CallLoop
 
     tools = sample_toolset() if args.tools is None else load_tools(args.tools, kind=args.kind)
     policy = load_policy(args.policy) if args.policy else None

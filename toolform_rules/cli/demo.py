@@ -93,7 +93,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         verdict = "valid" if validate_arguments(normalised, tools).ok else "invalid"
         out.append(f"   {strictness + ':':11} {_dump(normalised.arguments)}  ({verdict})")
     out.append("")
-    from ..replies import parse_reply
+    from ..replies.parse import parse_reply
 
     for protocol_id, text in DEMO_REPLIES:
         number += 1
@@ -121,8 +121,8 @@ DEMO_LOOP_REPLIES = (
 
 def _demo_loop(number: int, tools: Toolset) -> list[str]:
     """The demo's call loop: a scripted model (StubClient) repairs its call after the validator's feedback."""
-    from ..clients import StubClient
-    from ..loop import CallLoop
+    from ..loop.clients import StubClient
+    from ..loop.call_loop import CallLoop
 
     def draft(**arguments: Any) -> dict[str, Any]:
         return {"contract_id": "C-1042", "status": "draft", "months": arguments["term_months"]}

@@ -144,13 +144,13 @@ def chat_client(provider: str, model: str, *, base_url: str | None, timeout: flo
         if provider == "anthropic":
             import anthropic
 
-            from ..clients.anthropic_chat import AnthropicChat
+            from ..loop.clients.anthropic_chat import AnthropicChat
 
             return AnthropicChat(anthropic.Anthropic(base_url=base_url, api_key=key, timeout=timeout, max_retries=1),
                                  model)
         import openai
 
-        from ..clients.openai_chat import OpenAIChat
+        from ..loop.clients.openai_chat import OpenAIChat
 
         return OpenAIChat(openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=1), model)
     except ImportError:
