@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import toolform_rules
+from toolform_rules.replies.formats import REGISTRY
 from test_architecture import cycles, import_graph
 
 #: Libraries and parts of the package that a plain validation has no use for.
@@ -27,7 +28,7 @@ HEAVY = ("lark", "re2", "toolform_rules.policy", "toolform_rules.replies.formats
 NOT_FOR_A_JSON_REPLY = ("lark", "regex", "re2", "yaml", "cattrs", "toolform_rules.policy")
 #: The protocol modules a json_object reply needs: the interface, the protocol, the shared value readers
 #: and the text-value typing that ``replies`` imports.
-JSON_OBJECT_MODULES = {"toolform_rules.replies.formats", "toolform_rules.replies.formats.base", "toolform_rules.replies.formats.json_family.json_object",
+JSON_OBJECT_MODULES = {"toolform_rules.replies.formats", "toolform_rules.replies.formats.json_family", "toolform_rules.replies.formats.base", "toolform_rules.replies.formats.json_family.json_object",
                        "toolform_rules.replies.formats.json_family.shared", "toolform_rules.replies.formats.reading",
                        "toolform_rules.replies.formats.values", "toolform_rules.replies.formats.text_values",
                        "toolform_rules.replies.formats.duplicates"}
@@ -163,7 +164,7 @@ def test_the_json_family_reads_well_formed_replies_without_lark(tmp_path: Path) 
     loaded_after(code, env)
     modules = loaded_after(code, env)
     assert not_for_a_json_reply(modules) == []
-    assert {f"toolform_rules.replies.formats.{p}" for p in JSON_FAMILY} <= modules
+    assert {f"toolform_rules.replies.formats.{REGISTRY[p].module}" for p in JSON_FAMILY} <= modules
 
 
 def test_a_transformer_is_defined_and_made_without_lark() -> None:

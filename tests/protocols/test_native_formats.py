@@ -140,15 +140,6 @@ def test_any_text_is_read_without_an_exception(protocol_id: str, text: str) -> N
     assert "internal error" not in reply.note
 
 
-@pytest.mark.parametrize("protocol_id", NATIVE)
-def test_many_unfinished_calls_are_read_in_linear_time(protocol_id: str) -> None:
-    from support.work import assert_work_grows_linearly as assert_grows_linearly
-
-    opening = get_protocol(protocol_id).render_calls([ToolCall("get_weather", {"city": "x"})])[:40]
-    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
-                          lambda size: (opening * (size // max(1, len(opening)) + 1))[:size])
-
-
 def test_invalid_json_inside_the_markers_is_no_call_and_a_note() -> None:
     reply = parse_reply('<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>', TOOLS, "hermes")
     assert reply.calls == () and "line 2, column" in reply.note
@@ -186,18 +177,6 @@ def test_several_call_objects_in_one_hermes_tag_are_all_read() -> None:
     text = ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "A"}}\n'
             '{"name": "get_weather", "arguments": {"city": "B"}}\n</tool_call>')
     assert [c.arguments for c in parse_reply(text, TOOLS, "hermes").calls] == [{"city": "A"}, {"city": "B"}]
-
-
-@pytest.mark.parametrize("protocol_id", NATIVE)
-def test_a_reply_of_unclosed_tags_and_objects_is_read_in_linear_time(protocol_id: str) -> None:
-    """Many starts of a JSON object that never closes: each failure costs what it read, not a count of the
-    lines before it (json's own error would), so the reply is linear (granite_json_array and llama3_json
-    were quadratic here)."""
-    from support.work import assert_work_grows_linearly as assert_grows_linearly
-
-    unit = '<tool_call> get_weather {"city": '
-    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
-                          lambda size: (unit * (size // len(unit) + 1))[:size])
 
 
 @pytest.mark.parametrize("protocol_id", ["hermes", "kimi_k2", "mistral_name_args"])
@@ -249,14 +228,3 @@ def test_a_value_on_lines_of_its_own_is_trimmed_as_the_entry_says(protocol_id: s
     reply = parse_reply(before + "\nx\n" + after, TOOLS, protocol_id)
     trim = native_format(protocol_id).entry.value_trim == "newline"
     assert [c.arguments for c in reply.calls] == [{"city": "x" if trim else "\nx\n"}], reply.note
-
-
-@pytest.mark.parametrize("protocol_id", PARAMETERS)
-def test_a_value_read_to_a_far_closing_literal_is_read_once(protocol_id: str) -> None:
-    """Many calls begun, their values running to one closing literal at the end, none finished: each later
-    candidate's search for the closing literal is the finder's answer, not a search again."""
-    from support.work import assert_work_grows_linearly as assert_grows_linearly
-
-    before, close, _ = _parameter_pieces(protocol_id)
-    assert_grows_linearly(lambda text: parse_reply(text, TOOLS, protocol_id),
-                          lambda size: (before * (size // len(before) + 1))[:size] + close)
