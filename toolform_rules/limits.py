@@ -37,7 +37,7 @@ class Limits:
     #: how many characters of one reply the Lark grammars may read in all (what the fast readers
     #: could not read); a candidate past it is not given to a grammar, and a note says so
     reply_grammar_chars: int = 16_384
-    #: the longest YAML or TOML region of a reply that is read at all (its fast path, else the grammar within
+    #: the longest TOML region of a reply that is read at all (its fast path, else the grammar within
     #: ``reply_grammar_chars``); a longer one gets a note
     reply_document_chars: int = 200_000
     #: how many candidate calls of one reply a code-like protocol reads (each costs a fast
